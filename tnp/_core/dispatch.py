@@ -1,0 +1,500 @@
+"""The one dispatch mechanism: every public tnp function is made here, from a table, by the same
+wrapper.
+
+A wrapped call
+  1. unwraps ``tnp.ndarray`` arguments (also inside lists/tuples and keyword arguments) to backend
+     arrays, checking that they all live on one device;
+  2. picks the backend function for that device (NumPy's on the CPU, CuPy's on a GPU; NumPy arrays
+     and Python scalars are moved to the device);
+  3. wraps the results (arrays -> ``ndarray``, NumPy scalars -> ``Scalar``; ``out=`` returns the
+     given array);
+  4. hands the call to the recording hook, only if a tape installed one.
+
+Fast paths for one positional array argument keep per-call overhead small. Every made function
+is entered in :data:`REGISTRY` (name -> :class:`FunctionInfo`), the list the autodiff rules and the
+coverage tests are checked against.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as _np
+
+from . import state as _state
+from .devices import CPU, get_default_device, device as _to_device
+from .ndarray import (
+    Scalar, _gpu_types, _nda, _new, bump_version, ndarray, wrap, wrap_scalarize, _as_host,
+)
+
+__all__ = ["FunctionInfo", "REGISTRY", "make_function", "ufunc", "register", "numpy_ufunc_to_tnp",
+           "call_numpy_function"]
+
+_HOOK = None
+_state.register_hot_module(globals())
+
+
+class FunctionInfo:
+    """What the registry knows of one public function."""
+
+    __slots__ = ("name", "function", "numpy_function", "section", "kind")
+
+    def __init__(self, name, function, numpy_function, section, kind):
+        self.name = name                      # registry name: 'add', 'linalg.inv', 'random.normal'
+        self.function = function              # the public tnp callable
+        self.numpy_function = numpy_function  # what it mirrors (None for tnp-only functions)
+        self.section = section                # NumPy reference section ('math', 'manipulation', ...)
+        self.kind = kind                      # 'ufunc' | 'function' | 'creation' | 'composite' | 'meta'
+
+    def __repr__(self):
+        return f"FunctionInfo({self.name!r}, section={self.section!r}, kind={self.kind!r})"
+
+
+REGISTRY: dict = {}
+_NUMPY_TO_TNP: dict = {}   # numpy callable -> tnp callable, for __array_function__/__array_ufunc__
+
+
+def register(name, function, numpy_function, section, kind):
+    """Enter a public function in the registry (made here or written by hand)."""
+    REGISTRY[name] = FunctionInfo(name, function, numpy_function, section, kind)
+    if numpy_function is not None:
+        try:
+            _NUMPY_TO_TNP[numpy_function] = function
+        except TypeError:  # unhashable callables
+            pass
+    return function
+
+
+# ---------------------------------------------------------------------------- argument handling
+class _Ctx:
+    __slots__ = ("dev", "name", "template", "first")
+
+    def __init__(self, name):
+        self.dev = None
+        self.name = name
+        self.template = None
+        self.first = None
+
+
+def _mismatch(ctx, d):
+    raise ValueError(f"{ctx.name}: arrays are on different devices ({ctx.dev} and {d}); "
+                     f"move them to one device with .to_device() first")
+
+
+def _unwrap_top(x, ctx):
+    """Creation functions: only top-level arrays are unwrapped; nested lists are left for the
+    backend's ``array`` (which reads tnp elements through ``__array__``), so converting a long
+    Python list costs what NumPy's conversion costs."""
+    if isinstance(x, ndarray):
+        return _unwrap(x, ctx)
+    return x
+
+
+def _unwrap(x, ctx):
+    if isinstance(x, ndarray):
+        d = x._dev
+        if ctx.dev is None:
+            ctx.dev = d
+            ctx.first = x
+        elif ctx.dev is not d:
+            _mismatch(ctx, d)
+        if ctx.template is None and type(x) is not ndarray and type(x) is not Scalar:
+            ctx.template = x
+        return x._a
+    t = type(x)
+    if t is list or t is tuple:
+        for e in x:
+            if isinstance(e, (ndarray, list, tuple)):
+                return t(_unwrap(e, ctx) for e in x)
+        return x
+    if t is dict:
+        return {k: _unwrap(v, ctx) for k, v in x.items()}
+    return x
+
+
+def _move(x, dev):
+    """Second pass on a GPU: host arrays (and lists of them) move to the device."""
+    if isinstance(x, (_nda, _np.generic)):
+        return dev.backend.xp.asarray(x)
+    t = type(x)
+    if t is list or t is tuple:
+        if any(isinstance(e, (_nda, list, tuple)) for e in x):
+            return t(_move(e, dev) for e in x)
+    return x
+
+
+def _prefix_error(e, name):
+    """Name the operation in a NumPy error message without changing the exception's type."""
+    if type(e).__str__ is BaseException.__str__ and e.args and isinstance(e.args[0], str):
+        if not e.args[0].startswith(name + ":"):
+            e.args = (f"{name}: {e.args[0]}",) + e.args[1:]
+    elif hasattr(e, "add_note"):
+        e.add_note(f"(in tnp.{name})")
+
+
+_missing_on_gpu_warned: set = set()
+
+
+def _gpu_function(name, resolve, dev):
+    fn = resolve(dev.backend)
+    if fn is None:
+        if name not in _missing_on_gpu_warned:
+            _missing_on_gpu_warned.add(name)
+            warnings.warn(f"tnp.{name}: CuPy has no implementation; computing on the host and "
+                          f"copying the result back", RuntimeWarning, stacklevel=4)
+    return fn
+
+
+def _host(x):
+    if _gpu_types and type(x) in _gpu_types:
+        return x.get()
+    t = type(x)
+    if t is list or t is tuple:
+        return t(_host(e) for e in x)
+    if t is dict:
+        return {k: _host(v) for k, v in x.items()}
+    return x
+
+
+def _call(name, np_fn, resolve, args, kwargs, creation=False, user_args=None):
+    """The general path: unwrap everything, choose the device and backend, call, wrap."""
+    ctx = _Ctx(name)
+    unw = _unwrap_top if creation else _unwrap
+    uargs = tuple([unw(a, ctx) for a in args])
+    ukw = {k: unw(v, ctx) for k, v in kwargs.items()} if kwargs else {}
+    if creation:
+        dev = ukw.pop("device", None)
+        like = ukw.pop("like", None)
+        if dev is not None:
+            dev = _to_device(dev)
+            if ctx.dev is not None and ctx.dev is not dev and ctx.first is not None:
+                # arrays given to a creation function are copied to the requested device
+                uargs = tuple(_host(a) for a in uargs)
+                ctx.dev = dev
+        elif like is not None:
+            dev = like.device if isinstance(like, ndarray) else (ctx.dev or get_default_device())
+        else:
+            dev = ctx.dev or get_default_device()
+    else:
+        dev = ctx.dev or get_default_device()
+    out = kwargs.get("out") if kwargs else None
+    try:
+        if dev.kind == "cpu":
+            if _gpu_types:
+                uargs = tuple(_host(a) for a in uargs) if ctx.dev is not dev else uargs
+            r = np_fn(*uargs, **ukw)
+        else:
+            fn = _gpu_function(name, resolve, dev)
+            if fn is None:
+                r = np_fn(*_host(uargs), **_host(ukw))
+                r = _move(r, dev) if not isinstance(r, tuple) else type(r)(_move(x, dev) for x in r)
+            else:
+                xp = dev.backend.xp
+                with xp.cuda.Device(dev.index):
+                    r = fn(*[_move(a, dev) for a in uargs], **{k: _move(v, dev) for k, v in ukw.items()})
+    except Exception as e:
+        _prefix_error(e, name)
+        raise
+    if out is not None:
+        _bump_out(out)
+        res = out if not (isinstance(out, tuple) and len(out) == 1) else out[0]
+    elif ctx.template is not None and not creation:
+        from .ndarray import wrap_like
+
+        res = wrap_like(r, dev, ctx.template) if type(r) is _nda or (_gpu_types and type(r) in _gpu_types) \
+            else (wrap(r, dev) if dev.kind == "cpu" else wrap_scalarize(r, dev))
+    elif dev.kind == "cpu" or creation:
+        res = wrap(r, dev)
+    else:
+        res = wrap_scalarize(r, dev)
+    if _HOOK is not None:
+        _HOOK(name, args, kwargs, res)
+    return res
+
+
+def _bump_out(out):
+    if isinstance(out, ndarray):
+        bump_version(out._a)
+    elif isinstance(out, tuple):
+        for o in out:
+            if isinstance(o, ndarray):
+                bump_version(o._a)
+
+
+# ---------------------------------------------------------------------------- function factory
+def _numpy_attr(qualname):
+    obj = _np
+    for p in qualname.split("."):
+        obj = getattr(obj, p)
+    return obj
+
+
+def _resolver(qualname):
+    def resolve(backend):
+        try:
+            return backend.function(qualname)
+        except AttributeError:
+            return None
+    return resolve
+
+
+def make_function(name, section, numpy_function=None, kind="function", doc_extra=""):
+    """Make the public tnp function ``name`` (a NumPy qualified name such as ``'linalg.inv'``)."""
+    np_fn = numpy_function if numpy_function is not None else _numpy_attr(name)
+    resolve = _resolver(name)
+    creation = kind == "creation"
+
+    if kind == "inplace":
+        def f(*args, **kwargs):
+            target = args[0] if args else None
+            if not isinstance(target, ndarray):
+                raise TypeError(f"{name}: the array to modify must be a tnp array, "
+                                f"got {type(target).__name__}")
+            if _HOOK is not None:
+                _HOOK("setitem", (target, Ellipsis, None), {}, target)
+            _call(name, np_fn, resolve, args, kwargs)
+            bump_version(target._a)
+    elif creation:
+        def f(*args, **kwargs):
+            return _call(name, np_fn, resolve, args, kwargs, creation=True)
+    else:
+        def f(*args, **kwargs):
+            if not kwargs and len(args) == 1:
+                a = args[0]
+                if type(a) is ndarray and a._dev is CPU:
+                    try:
+                        r = np_fn(a._a)
+                    except Exception as e:
+                        _prefix_error(e, name)
+                        raise
+                    if type(r) is _nda:
+                        o = _new(ndarray)
+                        o._a = r
+                        o._dev = CPU
+                    else:
+                        o = wrap(r, CPU)
+                    if _HOOK is not None:
+                        _HOOK(name, args, kwargs, o)
+                    return o
+            return _call(name, np_fn, resolve, args, kwargs)
+
+    short = name.rsplit(".", 1)[-1]
+    f.__name__ = short
+    f.__qualname__ = short
+    f.__module__ = "tnp" if "." not in name else "tnp." + name.rsplit(".", 1)[0]
+    f.__doc__ = (f"tnp.{name}: mirrors ``numpy.{name}`` on tnp arrays (any device).{doc_extra}\n\n"
+                 f"NumPy's documentation:\n\n{getattr(np_fn, '__doc__', '') or ''}")
+    f.__wrapped__ = np_fn
+    return register(name, f, np_fn, section, kind)
+
+
+def make_functions(names, section, namespace, kind="function"):
+    """Make and place several functions; names NumPy lacks (older NumPy) are skipped."""
+    made = []
+    for n in names:
+        try:
+            _numpy_attr(n)
+        except AttributeError:
+            continue
+        f = make_function(n, section, kind=kind)
+        namespace[n.rsplit(".", 1)[-1]] = f
+        made.append(n.rsplit(".", 1)[-1])
+    return made
+
+
+def composite(name, section, numpy_function=None):
+    """Decorator for hand-written public functions built from other tnp operations.
+
+    They are registered (kind ``'composite'``) but not recorded themselves: the tape sees the
+    tnp operations they are made of.
+    """
+    def deco(fn):
+        np_fn = numpy_function
+        if np_fn is None:
+            try:
+                np_fn = _numpy_attr(name)
+            except AttributeError:
+                np_fn = None
+        if np_fn is not None and not fn.__doc__:
+            fn.__doc__ = f"tnp.{name}: mirrors ``numpy.{name}``."
+        fn.__wrapped__ = np_fn
+        return register(name, fn, np_fn, section, "composite")
+    return deco
+
+
+# ---------------------------------------------------------------------------- ufuncs
+class ufunc:
+    """A tnp universal function: ``__call__`` (``out=``, ``where=``, ``dtype=``, ``casting=``),
+    ``reduce``, ``accumulate``, ``outer``, ``at``, ``reduceat``; mirrors ``numpy.ufunc``."""
+
+    __slots__ = ("_np", "__name__", "_name", "nin", "nout", "nargs", "identity", "signature",
+                 "_methods", "__dict__")
+
+    def __init__(self, np_ufunc, name=None):
+        self._np = np_ufunc
+        self._name = name or np_ufunc.__name__
+        self.__name__ = self._name
+        self.nin = np_ufunc.nin
+        self.nout = np_ufunc.nout
+        self.nargs = np_ufunc.nargs
+        self.identity = np_ufunc.identity
+        self.signature = np_ufunc.signature
+        self.__doc__ = f"tnp.{self._name}: ufunc mirroring ``numpy.{self._name}``.\n\n{np_ufunc.__doc__ or ''}"
+        self.__wrapped__ = np_ufunc
+        self._methods = {}
+
+    @property
+    def ntypes(self):
+        return self._np.ntypes
+
+    @property
+    def types(self):
+        return self._np.types
+
+    def __repr__(self):
+        return f"<ufunc '{self._name}'>"
+
+    def __reduce__(self):
+        return (_ufunc_by_name, (self._name,))
+
+    def __call__(self, *args, **kwargs):
+        if not kwargs:
+            n = len(args)
+            if n == 1:
+                a = args[0]
+                if type(a) is ndarray and a._dev is CPU:
+                    r = self._np(a._a)
+                    if type(r) is _nda:
+                        o = _new(ndarray)
+                        o._a = r
+                        o._dev = CPU
+                    else:
+                        o = wrap(r, CPU)
+                    if _HOOK is not None:
+                        _HOOK(self._name, args, kwargs, o)
+                    return o
+            elif n == 2:
+                a, b = args
+                ta = type(a)
+                tb = type(b)
+                if (ta is ndarray or ta is Scalar) and a._dev is CPU:
+                    if tb is ndarray or tb is Scalar:
+                        if b._dev is CPU:
+                            r = self._np(a._a, b._a)
+                        else:
+                            return self._slow("__call__", args, kwargs)
+                    elif tb is float or tb is int or tb is bool or tb is complex:
+                        r = self._np(a._a, b)
+                    else:
+                        return self._slow("__call__", args, kwargs)
+                    if type(r) is _nda:
+                        o = _new(ndarray)
+                        o._a = r
+                        o._dev = CPU
+                    else:
+                        o = wrap(r, CPU)
+                    if _HOOK is not None:
+                        _HOOK(self._name, args, kwargs, o)
+                    return o
+        return self._slow("__call__", args, kwargs)
+
+    def _slow(self, method, args, kwargs):
+        out = kwargs.get("out") if kwargs else None
+        if out is not None and not isinstance(out, tuple):
+            kwargs = dict(kwargs)
+            kwargs["out"] = (out,) if self.nout > 1 and method == "__call__" else out
+        name = self._name if method == "__call__" else f"{self._name}.{method}"
+        np_m = self._np if method == "__call__" else getattr(self._np, method)
+        uname = self._name
+
+        def resolve(backend):
+            f = getattr(backend.xp, uname, None)
+            if f is None:
+                return None
+            return f if method == "__call__" else getattr(f, method, None)
+
+        return _call(name, np_m, resolve, args, kwargs)
+
+    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
+        kw = dict(axis=axis, dtype=dtype, keepdims=keepdims, **kwargs)
+        if out is not None:
+            kw["out"] = out
+        return self._slow("reduce", (array,), kw)
+
+    def accumulate(self, array, axis=0, dtype=None, out=None):
+        kw = dict(axis=axis, dtype=dtype)
+        if out is not None:
+            kw["out"] = out
+        return self._slow("accumulate", (array,), kw)
+
+    def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+        kw = dict(axis=axis, dtype=dtype)
+        if out is not None:
+            kw["out"] = out
+        return self._slow("reduceat", (array, indices), kw)
+
+    def outer(self, A, B, /, **kwargs):
+        return self._slow("outer", (A, B), kwargs)
+
+    def at(self, a, indices, b=None, /):
+        args = (a, indices) if b is None else (a, indices, b)
+        if not isinstance(a, ndarray):
+            raise TypeError(f"{self._name}.at: the first argument must be a tnp array to modify "
+                            f"in place, got {type(a).__name__}")
+        if _HOOK is not None:
+            _HOOK("setitem", (a, indices, None), {}, a)
+        self._slow("at", args, {})
+        bump_version(a._a)
+
+
+_UFUNCS: dict = {}
+
+
+def _ufunc_by_name(name):
+    return _UFUNCS[name]
+
+
+def make_ufunc(name, section="math"):
+    np_u = getattr(_np, name)
+    u = ufunc(np_u, name)
+    _UFUNCS[name] = u
+    register(name, u, np_u, section, "ufunc")
+    return u
+
+
+def numpy_ufunc_to_tnp(np_ufunc):
+    """The tnp ufunc for a NumPy ufunc (``__array_ufunc__``), or a host fallback for foreign
+    ufuncs (SciPy's, for example)."""
+    u = _NUMPY_TO_TNP.get(np_ufunc)
+    if isinstance(u, ufunc):
+        return u
+    return _ForeignUfunc(np_ufunc)
+
+
+class _ForeignUfunc:
+    """A ufunc tnp does not know (``scipy.special.expit``): computed by it, results wrapped."""
+
+    __slots__ = ("_u",)
+
+    def __init__(self, u):
+        self._u = u
+
+    def __getattr__(self, method):
+        u = self._u
+        fn = u if method == "__call__" else getattr(u, method)
+        name = getattr(u, "__name__", "ufunc")
+
+        def call(*args, **kwargs):
+            return _call(name, fn, lambda backend: None, args, kwargs)
+        return call
+
+
+def call_numpy_function(func, types, args, kwargs):
+    """``__array_function__``: a NumPy function called on tnp arrays runs tnp's version; NumPy
+    functions tnp has not wrapped run on the host values and return tnp arrays."""
+    f = _NUMPY_TO_TNP.get(func)
+    if f is not None:
+        return f(*args, **kwargs)
+    name = getattr(func, "__name__", "function")
+    impl = getattr(func, "_implementation", func)
+    return _call(name, impl, _resolver(name), args, kwargs)

@@ -1,0 +1,57 @@
+"""ndarray methods that are NumPy functions with the array first (``x.sum(axis)`` is
+``tnp.sum(x, axis)``): installed on :class:`ndarray` from the registry, so a method and its
+function are one implementation and the tape sees one name."""
+from __future__ import annotations
+
+from .dispatch import REGISTRY
+from .ndarray import ndarray, wrap_like, _HOOK as _unused  # noqa: F401
+from . import ndarray as _ndmod
+
+# method name -> registry name of the function it calls with the array first
+SAME_AS_FUNCTION = {
+    "all": "all", "any": "any", "argmax": "argmax", "argmin": "argmin",
+    "argpartition": "argpartition", "argsort": "argsort", "choose": "choose", "clip": "clip",
+    "conj": "conjugate", "conjugate": "conjugate", "cumprod": "cumprod", "cumsum": "cumsum",
+    "diagonal": "diagonal", "dot": "dot", "max": "max", "mean": "mean", "min": "min",
+    "nonzero": "nonzero", "prod": "prod", "ravel": "ravel", "repeat": "repeat", "round": "round",
+    "searchsorted": "searchsorted", "squeeze": "squeeze", "std": "std", "sum": "sum",
+    "swapaxes": "swapaxes", "take": "take", "trace": "trace", "var": "var",
+}
+
+
+def _method(fname, mname):
+    fn = REGISTRY[fname].function
+
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = mname
+    method.__qualname__ = f"ndarray.{mname}"
+    method.__doc__ = f"``a.{mname}(...)`` is ``tnp.{fname}(a, ...)``; mirrors ``numpy.ndarray.{mname}``."
+    return method
+
+
+def install():
+    for m, f in SAME_AS_FUNCTION.items():
+        setattr(ndarray, m, _method(f, m))
+
+    compress = REGISTRY["compress"].function
+
+    def compress_method(self, condition, axis=None, out=None):
+        """``a.compress(condition, axis)`` is ``tnp.compress(condition, a, axis)``."""
+        return compress(condition, self, axis=axis, out=out)
+
+    ndarray.compress = compress_method
+
+    ravel = REGISTRY["ravel"].function
+
+    def flatten(self, order="C"):
+        """A 1-d copy of the array; mirrors ``numpy.ndarray.flatten``."""
+        a = self._a.flatten(order)
+        o = wrap_like(a, self._dev, self)
+        if _ndmod._HOOK is not None:
+            _ndmod._HOOK("reshape", (self, (-1,)), {"order": order}, o)
+        return o
+
+    ndarray.flatten = flatten
+    ndarray.__matmul__.__doc__ = "a @ b"

@@ -1,0 +1,992 @@
+"""``tnp.ndarray``: a thin wrapper over a backend array (``numpy.ndarray`` or ``cupy.ndarray``).
+
+The wrapper holds the backend array (``_a``) and its device (``_dev``) and nothing else. Views
+are backend views, so writes through a view show in its base. Results are wrapped by
+:func:`wrap`; the operators have fast paths for the common shapes of call (another tnp array
+on the same device, or a Python scalar) and fall back to :func:`_binary_slow` for the rest.
+
+Scalars are :class:`Scalar`, an immutable 0-d subclass that behaves as a NumPy 2 scalar.
+"""
+from __future__ import annotations
+
+import builtins
+import copy as _copy_mod
+import operator
+import weakref
+
+import numpy as _np
+
+from . import state as _state
+from .devices import CPU, Device, device as _device, get_default_device
+
+__all__ = ["ndarray", "Scalar", "wrap", "unwrap", "to_backend", "bump_version", "version_of"]
+
+_nda = _np.ndarray
+_generic = _np.generic
+_new = object.__new__
+_PYSCALARS = (int, float, complex, bool)
+_HOOK = None  # set by state.set_recording_hook
+_state.register_hot_module(globals())
+
+# Backend array types other than NumPy's (CuPy's, once it is loaded).
+_gpu_types: list = []
+
+
+def _register_gpu_type(t):
+    if t not in _gpu_types:
+        _gpu_types.append(t)
+
+
+# ---------------------------------------------------------------------------- version counters
+# One counter per backend buffer, keyed by the buffer's root array, so an array and all its
+# views share it without any per-array bookkeeping on the fast path.
+_versions: dict = {}
+
+
+def _root(a):
+    b = a.base
+    while b is not None and (type(b) is _nda or isinstance(b, (_nda, *_gpu_types))):
+        a = b
+        b = a.base
+    return a
+
+
+def bump_version(a):
+    """Record an in-place write to backend array ``a`` (and so to all its views)."""
+    if isinstance(a, _generic):
+        return
+    r = _root(a)
+    k = id(r)
+    e = _versions.get(k)
+    if e is not None and e[1]() is r:
+        e[0] += 1
+    else:
+        _versions[k] = [1, weakref.ref(r, lambda _w, k=k: _versions.pop(k, None))]
+
+
+def version_of(a):
+    """The write count of the buffer under backend array ``a``."""
+    if isinstance(a, _generic):
+        return 0
+    r = _root(a)
+    e = _versions.get(id(r))
+    return e[0] if e is not None and e[1]() is r else 0
+
+
+# ---------------------------------------------------------------------------- wrapping
+def wrap(r, dev):
+    """Wrap a backend result: arrays -> ndarray, NumPy scalars -> Scalar, tuples element-wise."""
+    if type(r) is _nda:
+        o = _new(ndarray)
+        o._a = r
+        o._dev = dev
+        return o
+    return _wrap_other(r, dev)
+
+
+def _wrap_other(r, dev):
+    if isinstance(r, _generic):
+        if r.dtype.kind in "USV":  # strings and records come back as NumPy returns them
+            return r
+        o = _new(Scalar)
+        o._a = r
+        o._dev = dev
+        return o
+    t = type(r)
+    if isinstance(r, _nda):  # NumPy subclasses (memmap, matrix): keep the backend object
+        o = _new(ndarray)
+        o._a = r
+        o._dev = dev
+        return o
+    if _gpu_types and t in _gpu_types:
+        o = _new(ndarray)
+        o._a = r
+        o._dev = dev
+        return o
+    if t is tuple or t is list:
+        return t(wrap(x, dev) for x in r)
+    if isinstance(r, tuple) and hasattr(r, "_fields"):  # namedtuple results (linalg)
+        return t(*(wrap(x, dev) for x in r))
+    return r
+
+
+def wrap_scalarize(r, dev):
+    """As :func:`wrap`, but a 0-d GPU result becomes a Scalar (NumPy returns scalars there)."""
+    if type(r) is _nda:
+        o = _new(ndarray)
+        o._a = r
+        o._dev = dev
+        return o
+    if _gpu_types and type(r) in _gpu_types and r.ndim == 0:
+        o = _new(Scalar)
+        o._a = r
+        o._dev = dev
+        return o
+    return _wrap_other(r, dev)
+
+
+def wrap_like(r, dev, template):
+    """Wrap ``r`` as an instance of ``type(template)`` (ndarray subclasses), as NumPy's
+    ``__array_wrap__``/``__array_finalize__`` do."""
+    cls = type(template)
+    if cls is ndarray or cls is Scalar or not (type(r) is _nda or (_gpu_types and type(r) in _gpu_types)):
+        return wrap_scalarize(r, dev)
+    o = _new(cls)
+    o._a = r
+    o._dev = dev
+    o.__array_finalize__(template)
+    return o
+
+
+def to_backend(x, dev):
+    """The backend array for ``x`` on ``dev``: tnp arrays are unwrapped (devices must match),
+    NumPy arrays move to ``dev``, Python scalars and other objects pass through."""
+    if isinstance(x, ndarray):
+        if x._dev is not dev:
+            raise ValueError(f"array on device {x._dev} used where device {dev} is required")
+        return x._a
+    if dev.kind == "gpu" and isinstance(x, (_nda, _generic, list, tuple)):
+        return dev.backend.xp.asarray(x)
+    return x
+
+
+def unwrap(x):
+    """Backend array of a tnp array; anything else unchanged."""
+    return x._a if isinstance(x, ndarray) else x
+
+
+def _device_mismatch(opname, a, b):
+    raise ValueError(
+        f"{opname}: operands are on different devices ({a.device} and {b.device}); "
+        f"move one with .to_device() first")
+
+
+def _subclass_template(*xs):
+    for x in xs:
+        t = type(x)
+        if t is not ndarray and t is not Scalar and isinstance(x, ndarray):
+            return x
+    return None
+
+
+# ---------------------------------------------------------------------------- operators
+def _binary_slow(name, fn, a, b, reflected):
+    """Everything the fast path does not take: NumPy arrays, lists, subclasses, other types."""
+    if not isinstance(b, ndarray) and hasattr(b, "__array_ufunc__") and b.__array_ufunc__ is None:
+        return NotImplemented
+    if not isinstance(b, (ndarray, _nda, _generic, list, tuple, *_PYSCALARS)) and b is not None:
+        if not hasattr(b, "__array__") and not hasattr(b, "__array_interface__"):
+            # let the other operand try (e.g. a Python object defining __radd__), as NumPy does
+            # for objects it cannot turn into arrays... but NumPy computes with object dtype;
+            # follow NumPy: try, and give NotImplemented only on failure.
+            try:
+                _np.asarray(b)
+            except Exception:
+                return NotImplemented
+    dev = a._dev
+    if isinstance(b, ndarray):
+        if b._dev is not dev:
+            _device_mismatch(name, a, b)
+        bb = b._a
+    elif hasattr(b, "__array__") and not isinstance(b, (_nda, _generic)) and not _gpu_types:
+        bb = _np.asarray(b)
+    else:
+        bb = to_backend(b, dev)
+    r = fn(bb, a._a) if reflected else fn(a._a, bb)
+    tmpl = _subclass_template(a, b)
+    out = wrap_like(r, dev, tmpl) if tmpl is not None else wrap_scalarize(r, dev)
+    if _HOOK is not None:
+        _HOOK(name, (b, a) if reflected else (a, b), {}, out)
+    return out
+
+
+def _make_binary(name, fn):
+    def op(self, other):
+        ts = type(self)
+        t = type(other)
+        if ts is ndarray or ts is Scalar:
+            if t is ndarray or t is Scalar:
+                if other._dev is not self._dev:
+                    _device_mismatch(name, self, other)
+                r = fn(self._a, other._a)
+            elif t is float or t is int or t is bool or t is complex:
+                r = fn(self._a, other)
+            else:
+                return _binary_slow(name, fn, self, other, False)
+            if type(r) is _nda:
+                o = _new(ndarray)
+                o._a = r
+                o._dev = self._dev
+            else:
+                o = wrap_scalarize(r, self._dev)
+            if _HOOK is not None:
+                _HOOK(name, (self, other), {}, o)
+            return o
+        return _binary_slow(name, fn, self, other, False)
+
+    def rop(self, other):
+        t = type(other)
+        if (t is float or t is int or t is bool or t is complex) and type(self) in (ndarray, Scalar):
+            r = fn(other, self._a)
+            o = wrap_scalarize(r, self._dev)
+            if _HOOK is not None:
+                _HOOK(name, (other, self), {}, o)
+            return o
+        return _binary_slow(name, fn, self, other, True)
+
+    def iop(self, other):
+        t = type(other)
+        if t is ndarray or t is Scalar:
+            if other._dev is not self._dev:
+                _device_mismatch(name, self, other)
+            o = other._a
+        elif t is float or t is int or t is bool or t is complex:
+            o = other
+        else:
+            o = to_backend(_np.asarray(other) if not isinstance(other, ndarray) and hasattr(other, "__array__") else other, self._dev)
+        if _HOOK is not None:
+            _HOOK("inplace_" + name, (self, other), {}, self)
+        fn(self._a, o, out=self._a)
+        bump_version(self._a)
+        return self
+
+    op.__name__ = f"__{name}__"
+    rop.__name__ = f"__r{name}__"
+    iop.__name__ = f"__i{name}__"
+    return op, rop, iop
+
+
+def _make_unary(name, fn):
+    def op(self):
+        r = fn(self._a)
+        o = wrap_like(r, self._dev, self)
+        if _HOOK is not None:
+            _HOOK(name, (self,), {}, o)
+        return o
+
+    op.__name__ = f"__{name}__"
+    return op
+
+
+_BINARY = {
+    "add": _np.add, "sub": _np.subtract, "mul": _np.multiply, "truediv": _np.true_divide,
+    "floordiv": _np.floor_divide, "mod": _np.remainder, "pow": _np.power, "matmul": _np.matmul,
+    "and": _np.bitwise_and, "or": _np.bitwise_or, "xor": _np.bitwise_xor,
+    "lshift": _np.left_shift, "rshift": _np.right_shift,
+}
+# registry names of the operators (what the tape sees): the ufunc each one is
+_BINARY_NAMES = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "lshift": "left_shift", "rshift": "right_shift",
+}
+_COMPARE = {"eq": _np.equal, "ne": _np.not_equal, "lt": _np.less, "le": _np.less_equal,
+            "gt": _np.greater, "ge": _np.greater_equal}
+_UNARY = {"neg": ("negative", _np.negative), "pos": ("positive", _np.positive),
+          "abs": ("absolute", _np.absolute), "invert": ("invert", _np.invert)}
+
+
+def _index_key(key, dev):
+    """Unwrap tnp arrays inside an index (tuples included); move NumPy index arrays to ``dev``."""
+    t = type(key)
+    if t is tuple:
+        return tuple(_index_key(k, dev) for k in key)
+    if isinstance(key, ndarray):
+        if key._dev is not dev:
+            raise IndexError(f"index array on device {key._dev} used to index an array on {dev}")
+        return key._a
+    if dev.kind == "gpu" and isinstance(key, (_nda, list)):
+        return dev.backend.xp.asarray(key)
+    return key
+
+
+def _rebuild(data, dev_name, cls, state):
+    dev = _device(dev_name)
+    a = data if dev.kind == "cpu" else dev.backend.xp.asarray(data)
+    o = _new(cls)
+    o._a = a
+    o._dev = dev
+    if state:
+        o.__dict__.update(state)
+    return o
+
+
+def _as_host(a):
+    if isinstance(a, (_nda, _generic)):
+        return a
+    return a.get()
+
+
+class ndarray:
+    """An N-dimensional array on a device; mirrors ``numpy.ndarray``.
+
+    ``tnp.ndarray(shape, dtype=float, buffer=None, offset=0, strides=None, order=None)`` builds
+    one as ``numpy.ndarray`` does (on the CPU). Subclass it as you would ``numpy.ndarray``
+    (``__array_finalize__`` is honoured by views, indexing, ufuncs and methods).
+    """
+
+    __slots__ = ("_a", "_dev", "__weakref__")
+    __array_priority__ = 100.0  # win over numpy.ndarray in mixed binary operations
+
+    def __new__(cls, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+        a = _nda(shape, dtype, buffer=unwrap(buffer), offset=offset, strides=strides, order=order)
+        o = _new(cls)
+        o._a = a
+        o._dev = CPU
+        if cls is not ndarray:
+            o.__array_finalize__(None)
+        return o
+
+    def __array_finalize__(self, obj):
+        """Hook for subclasses, called with the source array when a view or result is made."""
+
+    # ------------------------------------------------------------------ basic attributes
+    @property
+    def shape(self):
+        return self._a.shape
+
+    @shape.setter
+    def shape(self, value):
+        self._a.shape = value
+
+    @property
+    def dtype(self):
+        return self._a.dtype
+
+    @property
+    def ndim(self):
+        return self._a.ndim
+
+    @property
+    def size(self):
+        return self._a.size
+
+    @property
+    def itemsize(self):
+        return self._a.itemsize
+
+    @property
+    def nbytes(self):
+        return self._a.nbytes
+
+    @property
+    def strides(self):
+        return self._a.strides
+
+    @property
+    def flags(self):
+        return self._a.flags
+
+    @property
+    def data(self):
+        return self._a.data
+
+    @property
+    def ctypes(self):
+        return self._a.ctypes
+
+    @property
+    def base(self):
+        """The array this one is a view of (a new wrapper around the same memory), or None."""
+        b = self._a.base
+        if b is None or not isinstance(b, (_nda, *_gpu_types)):
+            return b
+        return wrap(b, self._dev)
+
+    @property
+    def device(self):
+        return self._dev
+
+    @property
+    def _version(self):
+        """Write count of this array's buffer (shared with its views); the tape reads it."""
+        return version_of(self._a)
+
+    @property
+    def T(self):
+        r = self._a.T
+        if type(self) is ndarray:
+            o = _new(ndarray)
+            o._a = r
+            o._dev = self._dev
+        else:
+            o = wrap_like(r, self._dev, self)
+        if _HOOK is not None:
+            _HOOK("transpose", (self,), {}, o)
+        return o
+
+    @property
+    def mT(self):
+        if self._a.ndim < 2:
+            raise ValueError(f"matrix transpose with ndim < 2 is undefined (array has shape {self.shape})")
+        o = wrap_like(self._a.swapaxes(-1, -2), self._dev, self)
+        if _HOOK is not None:
+            _HOOK("matrix_transpose", (self,), {}, o)
+        return o
+
+    @property
+    def real(self):
+        o = wrap_like(self._a.real, self._dev, self)
+        if _HOOK is not None:
+            _HOOK("real", (self,), {}, o)
+        return o
+
+    @real.setter
+    def real(self, value):
+        self._a.real = to_backend(value, self._dev)
+        bump_version(self._a)
+
+    @property
+    def imag(self):
+        o = wrap_like(self._a.imag, self._dev, self)
+        if _HOOK is not None:
+            _HOOK("imag", (self,), {}, o)
+        return o
+
+    @imag.setter
+    def imag(self, value):
+        self._a.imag = to_backend(value, self._dev)
+        bump_version(self._a)
+
+    @property
+    def flat(self):
+        return flatiter(self)
+
+    # ------------------------------------------------------------------ indexing
+    def __getitem__(self, key):
+        tk = type(key)
+        if tk is int or tk is slice:
+            r = self._a[key]
+        elif tk is ndarray or tk is Scalar:
+            if key._dev is not self._dev:
+                raise IndexError(f"index array on device {key._dev} used to index an array on {self._dev}")
+            r = self._a[key._a]
+        else:
+            r = self._a[_index_key(key, self._dev)]
+        if type(r) is _nda and type(self) is ndarray:
+            o = _new(ndarray)
+            o._a = r
+            o._dev = self._dev
+        else:
+            o = wrap_like(r, self._dev, self)
+        if _HOOK is not None:
+            _HOOK("getitem", (self, key), {}, o)
+        return o
+
+    def __setitem__(self, key, value):
+        if _HOOK is not None:
+            _HOOK("setitem", (self, key, value), {}, self)
+        dev = self._dev
+        if type(value) is ndarray or type(value) is Scalar:
+            if value._dev is not dev:
+                raise ValueError(f"setitem: value on device {value._dev} assigned into an array on {dev}")
+            v = value._a
+        else:
+            v = to_backend(value, dev) if not isinstance(value, _PYSCALARS) else value
+        self._a[_index_key(key, dev)] = v
+        bump_version(self._a)
+
+    def __len__(self):
+        return len(self._a)
+
+    def __iter__(self):
+        if self._a.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(len(self._a)):
+            yield self[i]
+
+    def __contains__(self, value):
+        return bool((self == value).any())
+
+    # ------------------------------------------------------------------ conversions
+    def __array__(self, dtype=None, copy=None):
+        a = self._a
+        if not isinstance(a, (_nda, _generic)):
+            if copy is False:
+                raise ValueError(f"cannot give a zero-copy NumPy view of an array on {self._dev}; "
+                                 f"use .to_device('cpu') or allow a copy")
+            a = a.get()
+        elif isinstance(a, _generic):
+            a = _np.asarray(a)
+            if copy is False:  # a scalar always becomes a new array
+                raise ValueError("cannot give a zero-copy NumPy view of a scalar")
+        if dtype is not None and a.dtype != _np.dtype(dtype):
+            if copy is False:
+                raise ValueError(f"__array__: converting {a.dtype} to {_np.dtype(dtype)} needs a copy")
+            return a.astype(dtype)
+        if copy:
+            return a.copy()
+        return a
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .dispatch import numpy_ufunc_to_tnp
+
+        tu = numpy_ufunc_to_tnp(ufunc)
+        if tu is None:
+            return NotImplemented
+        return getattr(tu, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .dispatch import call_numpy_function
+
+        return call_numpy_function(func, types, args, kwargs)
+
+    def __array_namespace__(self, *, api_version=None):
+        if api_version is not None and api_version not in (
+                "2021.12", "2022.12", "2023.12", "2024.12", "2025.12"):
+            raise ValueError(f"tnp does not implement array API version {api_version!r}")
+        import tnp
+
+        return tnp
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        a = self._a
+        if isinstance(a, _generic):
+            a = _np.asarray(a)
+        kw = {}
+        if stream is not None:
+            kw["stream"] = stream
+        if max_version is not None:
+            kw["max_version"] = max_version
+        if dl_device is not None:
+            kw["dl_device"] = dl_device
+        if copy is not None:
+            kw["copy"] = copy
+        return a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        a = self._a
+        if isinstance(a, _generic):
+            a = _np.asarray(a)
+        return a.__dlpack_device__()
+
+    @property
+    def __cuda_array_interface__(self):
+        if self._dev.kind != "gpu":
+            raise AttributeError(f"__cuda_array_interface__: array is on {self._dev}, not a GPU")
+        return self._a.__cuda_array_interface__
+
+    def to_device(self, device, /, *, stream=None):
+        """A copy of this array on ``device`` (itself when it is there already)."""
+        dev = _device(device)
+        if dev is self._dev:
+            return self
+        a = self._a
+        if dev.kind == "gpu":
+            xp = dev.backend.xp
+            with xp.cuda.Device(dev.index):
+                b = xp.asarray(_as_host(a))
+        else:
+            b = _np.array(_as_host(a), copy=True)
+        return wrap_like(b, dev, self) if not isinstance(self, Scalar) else _scalar_on(b, dev)
+
+    def numpy(self):
+        """A NumPy array with this array's values (a view on the CPU, a copy from a GPU)."""
+        return self.__array__()
+
+    def get(self):
+        """As CuPy's ``get()``: the values as a NumPy array."""
+        return _np.array(_as_host(self._a)) if not isinstance(self._a, _generic) else self._a
+
+    def __bool__(self):
+        return bool(self._a)
+
+    def __int__(self):
+        return int(self._a)
+
+    def __float__(self):
+        return float(self._a)
+
+    def __complex__(self):
+        return complex(self._a)
+
+    def __index__(self):
+        return operator.index(self._a)
+
+    def __round__(self, ndigits=None):
+        if self._a.ndim == 0:
+            return round(_as_host(self._a)[()], ndigits) if not isinstance(self._a, _generic) else round(self._a, ndigits)
+        return self.round(ndigits or 0)
+
+    def __format__(self, spec):
+        return format(_as_host(self._a), spec)
+
+    def __repr__(self):
+        r = repr(_as_host(self._a))
+        cls = type(self)
+        if cls is not ndarray and r.startswith("array("):
+            name = cls.__name__
+            r = name + r[5:].replace("\n" + " " * 6, "\n" + " " * (len(name) + 1))
+        return r
+
+    def __str__(self):
+        return str(_as_host(self._a))
+
+    def __reduce__(self):
+        state = getattr(self, "__dict__", None) or None
+        return (_rebuild, (_as_host(self._a), str(self._dev), type(self), state))
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        a = self._a
+        if a.dtype.kind == "O":
+            b = _copy_mod.deepcopy(a, memo)
+        else:
+            b = a.copy()
+        o = wrap_like(b, self._dev, self)
+        d = getattr(self, "__dict__", None)
+        if d:
+            o.__dict__.update(_copy_mod.deepcopy(d, memo))
+        return o
+
+    __hash__ = None
+
+    # ------------------------------------------------------------------ methods with their own behaviour
+    def item(self, *args):
+        return _as_host(self._a).item(*args) if not isinstance(self._a, _generic) else self._a.item(*args)
+
+    def tolist(self):
+        return _as_host(self._a).tolist()
+
+    def tobytes(self, order="C"):
+        return _as_host(self._a).tobytes(order)
+
+    def tofile(self, fid, sep="", format="%s"):
+        _as_host(self._a).tofile(fid, sep, format)
+
+    def dump(self, file):
+        raise NotImplementedError("ndarray.dump writes a pickle; tnp never writes pickles. Use tnp.save")
+
+    def fill(self, value):
+        self._a.fill(unwrap(value))
+        bump_version(self._a)
+
+    def view(self, dtype=None, type=None):
+        if type is None and isinstance(dtype, builtins.type) and issubclass(dtype, ndarray):
+            dtype, type = None, dtype
+        r = self._a.view() if dtype is None else self._a.view(dtype)
+        cls = builtins.type(self) if type is None else type
+        if cls is Scalar:
+            cls = ndarray
+        o = _new(cls)
+        o._a = r
+        o._dev = self._dev
+        if cls is not ndarray:
+            o.__array_finalize__(self)
+        if _HOOK is not None:
+            _HOOK("view", (self,), {"dtype": dtype}, o)
+        return o
+
+    def reshape(self, *shape, order="C", copy=None):
+        if len(shape) == 1:
+            shape = shape[0]
+        try:
+            r = self._a.reshape(shape, order=order, copy=copy) if copy is not None else self._a.reshape(shape, order=order)
+        except TypeError:
+            if isinstance(shape, ndarray):
+                shape = tuple(shape.tolist())
+            r = self._a.reshape(shape, order=order)
+        if type(self) is ndarray:
+            o = _new(ndarray)
+            o._a = r
+            o._dev = self._dev
+        else:
+            o = wrap_like(r, self._dev, self)
+        if _HOOK is not None:
+            _HOOK("reshape", (self, shape), {"order": order}, o)
+        return o
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        r = self._a.transpose(axes) if axes else self._a.transpose()
+        o = wrap_like(r, self._dev, self)
+        if _HOOK is not None:
+            _HOOK("transpose", (self, tuple(axes) if axes else None), {}, o)
+        return o
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True, device=None):
+        a = self._a
+        dev = self._dev
+        if device is not None:
+            return self.to_device(device).astype(dtype, order=order, casting=casting, copy=copy)
+        if type(a) is _nda and order == "K" and casting == "unsafe" and copy is True:
+            r = a.astype(dtype)
+        else:
+            r = a.astype(dtype, order=order, casting=casting, copy=copy)
+            if r is a:
+                return self
+        if type(self) is ndarray:
+            o = _new(ndarray)
+            o._a = r
+            o._dev = dev
+        else:
+            o = wrap_like(r, dev, self) if subok else wrap_scalarize(r, dev)
+        if _HOOK is not None:
+            _HOOK("astype", (self, dtype), {}, o)
+        return o
+
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        kw = {"kind": kind, "order": order}
+        if stable is not None:
+            kw["stable"] = stable
+        if _HOOK is not None:
+            _HOOK("setitem", (self, Ellipsis, None), {}, self)
+        self._a.sort(axis, **kw)
+        bump_version(self._a)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        if _HOOK is not None:
+            _HOOK("setitem", (self, Ellipsis, None), {}, self)
+        self._a.partition(unwrap(kth), axis, kind, order)
+        bump_version(self._a)
+
+    def resize(self, *new_shape, refcheck=True):
+        if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
+            new_shape = tuple(new_shape[0])
+        self._a.resize(new_shape, refcheck=refcheck)
+        bump_version(self._a)
+
+    def put(self, indices, values, mode="raise"):
+        if _HOOK is not None:
+            _HOOK("setitem", (self, indices, values), {}, self)
+        self._a.put(to_backend(indices, self._dev), to_backend(values, self._dev), mode)
+        bump_version(self._a)
+
+    def itemset(self, *args):
+        raise AttributeError("`itemset` was removed from the ndarray class in NumPy 2.0. "
+                             "Use `arr[index] = value` instead.")
+
+    def setflags(self, write=None, align=None, uic=None):
+        self._a.setflags(write=write, align=align, uic=uic)
+
+    def setfield(self, val, dtype, offset=0):
+        self._a.setfield(unwrap(val), dtype, offset)
+        bump_version(self._a)
+
+    def getfield(self, dtype, offset=0):
+        return wrap_like(self._a.getfield(dtype, offset), self._dev, self)
+
+    def byteswap(self, inplace=False):
+        r = self._a.byteswap(inplace)
+        if inplace:
+            bump_version(self._a)
+            return self
+        return wrap_like(r, self._dev, self)
+
+    def copy(self, order="C"):
+        r = self._a.copy(order)
+        if type(self) is ndarray:
+            o = _new(ndarray)
+            o._a = r
+            o._dev = self._dev
+        else:
+            o = wrap_like(r, self._dev, self)
+            if type(self) is not Scalar:
+                d = getattr(self, "__dict__", None)
+                if d:
+                    o.__dict__.update(d)
+        if _HOOK is not None:
+            _HOOK("copy", (self,), {}, o)
+        return o
+
+    def __setstate__(self, state):
+        raise TypeError("tnp arrays are unpickled through their __reduce__")
+
+
+for _n, _f in _BINARY.items():
+    _op, _rop, _iop = _make_binary(_BINARY_NAMES[_n], _f)
+    setattr(ndarray, f"__{_n}__", _op)
+    setattr(ndarray, f"__r{_n}__", _rop)
+    setattr(ndarray, f"__i{_n}__", _iop)
+for _n, _f in _COMPARE.items():
+    setattr(ndarray, f"__{_n}__", _make_binary(_f.__name__, _f)[0])
+for _n, (_reg, _f) in _UNARY.items():
+    setattr(ndarray, f"__{_n}__", _make_unary(_reg, _f))
+
+
+def _divmod(self, other):
+    return (self // other, self % other)
+
+
+def _rdivmod(self, other):
+    return (other // self, other % self)
+
+
+ndarray.__divmod__ = _divmod
+ndarray.__rdivmod__ = _rdivmod
+
+
+def _scalar_on(a, dev):
+    o = _new(Scalar)
+    o._a = a
+    o._dev = dev
+    return o
+
+
+def _immutable(self, *args, **kwargs):
+    raise TypeError(f"'{type(_as_host_scalar(self)).__name__}' object does not support item assignment"
+                    if args else "tnp scalars are immutable")
+
+
+def _as_host_scalar(s):
+    a = s._a
+    return a if isinstance(a, _generic) else a.get()[()]
+
+
+class Scalar(ndarray):
+    """An immutable 0-d value, as a NumPy 2 scalar (``np.float64(6.0)``), that stays a tnp value.
+
+    Reductions to 0-d and integer indexing return these. They print, hash, format and convert as
+    NumPy scalars do; differences: ``isinstance(s, float)`` is False (NumPy's ``float64``
+    subclasses ``float``), and ``type(s)`` is ``tnp.Scalar`` rather than ``numpy.float64``.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, value, dtype=None):
+        a = _np.asarray(unwrap(value), dtype=dtype)
+        if a.ndim != 0:
+            raise ValueError(f"Scalar needs a 0-d value, got shape {a.shape}")
+        return _scalar_on(a[()], CPU)
+
+    def __hash__(self):
+        return hash(_as_host_scalar(self))
+
+    def __repr__(self):
+        return repr(_as_host_scalar(self))
+
+    def __str__(self):
+        return str(_as_host_scalar(self))
+
+    def __format__(self, spec):
+        return format(_as_host_scalar(self), spec)
+
+    def __reduce__(self):
+        return (_scalar_on_name, (_as_host_scalar(self), str(self._dev)))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __setitem__(self, key, value):
+        raise TypeError(f"'{type(_as_host_scalar(self)).__name__}' object does not support item assignment")
+
+    def fill(self, value):
+        raise TypeError("tnp scalars are immutable")
+
+    sort = partition = resize = put = setfield = _immutable
+
+    @property
+    def shape(self):
+        return ()
+
+    @property
+    def dtype(self):
+        return self._a.dtype
+
+    @property
+    def ndim(self):
+        return 0
+
+    @property
+    def size(self):
+        return 1
+
+    @property
+    def base(self):
+        return None
+
+    def __len__(self):
+        raise TypeError(f"object of type '{type(_as_host_scalar(self)).__name__}' has no len()")
+
+    def __iter__(self):
+        raise TypeError(f"'{type(_as_host_scalar(self)).__name__}' object is not iterable")
+
+    def item(self, *args):
+        return _as_host_scalar(self).item(*args)
+
+    def is_integer(self):
+        return _as_host_scalar(self).is_integer()
+
+    def as_integer_ratio(self):
+        return _as_host_scalar(self).as_integer_ratio()
+
+    def __trunc__(self):
+        import math
+
+        return math.trunc(_as_host_scalar(self))
+
+    def __floor__(self):
+        import math
+
+        return math.floor(_as_host_scalar(self))
+
+    def __ceil__(self):
+        import math
+
+        return math.ceil(_as_host_scalar(self))
+
+    def __round__(self, ndigits=None):
+        return round(_as_host_scalar(self), ndigits)
+
+
+def _inplace_as_new(name):
+    f = getattr(ndarray, f"__{name}__")
+
+    def iop(self, other):
+        return f(self, other)
+
+    iop.__name__ = f"__i{name}__"
+    return iop
+
+
+for _n in _BINARY:
+    setattr(Scalar, f"__i{_n}__", _inplace_as_new(_n))
+
+
+def _scalar_on_name(value, dev_name):
+    dev = _device(dev_name)
+    a = value if dev.kind == "cpu" else dev.backend.xp.asarray(value)
+    return _scalar_on(a, dev)
+
+
+class flatiter:
+    """``ndarray.flat``: a 1-d iterator over an array that reads and writes through."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base):
+        self.base = base
+
+    def __iter__(self):
+        for v in self.base.ravel():
+            yield v
+
+    def __len__(self):
+        return self.base.size
+
+    def __getitem__(self, key):
+        a = self.base._a
+        r = a.flat[_index_key(key, self.base._dev)]
+        return wrap_scalarize(r, self.base._dev)
+
+    def __setitem__(self, key, value):
+        a = self.base._a
+        a.flat[_index_key(key, self.base._dev)] = to_backend(value, self.base._dev)
+        bump_version(a)
+
+    def __array__(self, dtype=None, copy=None):
+        return _np.asarray(self.base.ravel(), dtype=dtype)
+
+    def copy(self):
+        return self.base.flatten()
+
+    @property
+    def coords(self):
+        return _np.unravel_index(0, self.base.shape)
