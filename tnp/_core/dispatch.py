@@ -25,6 +25,7 @@ from . import state as _state
 from .devices import CPU, get_default_device, device as _to_device
 from .ndarray import (
     Scalar, _gpu_types, _nda, _new, bump_version, ndarray, wrap, wrap_scalarize, _as_host,
+    _prefix_error,
 )
 
 __all__ = ["FunctionInfo", "REGISTRY", "make_function", "ufunc", "register", "numpy_ufunc_to_tnp",
@@ -123,15 +124,6 @@ def _move(x, dev):
     return x
 
 
-def _prefix_error(e, name):
-    """Name the operation in a NumPy error message without changing the exception's type."""
-    if type(e).__str__ is BaseException.__str__ and e.args and isinstance(e.args[0], str):
-        if not e.args[0].startswith(name + ":"):
-            e.args = (f"{name}: {e.args[0]}",) + e.args[1:]
-    elif hasattr(e, "add_note"):
-        e.add_note(f"(in tnp.{name})")
-
-
 _missing_on_gpu_warned: set = set()
 
 
@@ -221,6 +213,46 @@ def _bump_out(out):
                 bump_version(o._a)
 
 
+# ---------------------------------------------------------------------------- fast path
+def _fast_unwrap(args, kwargs):
+    """Backend arguments for the common call on the CPU: exact tnp arrays (or flat lists of
+    them) and plain Python values; keyword values hold no arrays. ``None`` means: take the
+    general path (no array at all, other devices, subclasses, NumPy arrays, ``out=``...)."""
+    if kwargs:
+        for v in kwargs.values():
+            t = type(v)
+            if not (t is int or t is bool or t is str or t is float or v is None or t is tuple
+                    and not any(isinstance(e, ndarray) for e in v)):
+                if not isinstance(v, _np.dtype) and not (isinstance(v, type) and issubclass(v, _np.generic)):
+                    return None
+    ua = []
+    found = False
+    for a in args:
+        t = type(a)
+        if t is ndarray or t is Scalar:
+            if a._dev is not CPU:
+                return None
+            ua.append(a._a)
+            found = True
+        elif t is list or t is tuple:
+            inner = []
+            for e in a:
+                te = type(e)
+                if (te is ndarray or te is Scalar) and e._dev is CPU:
+                    inner.append(e._a)
+                    found = True
+                elif te is int or te is float or te is bool:
+                    inner.append(e)
+                else:
+                    return None
+            ua.append(inner if t is list else tuple(inner))
+        elif t is int or t is float or t is bool or t is str or a is None:
+            ua.append(a)
+        else:
+            return None
+    return ua if found else None
+
+
 # ---------------------------------------------------------------------------- function factory
 def _numpy_attr(qualname):
     obj = _np
@@ -259,23 +291,22 @@ def make_function(name, section, numpy_function=None, kind="function", doc_extra
             return _call(name, np_fn, resolve, args, kwargs, creation=True)
     else:
         def f(*args, **kwargs):
-            if not kwargs and len(args) == 1:
-                a = args[0]
-                if type(a) is ndarray and a._dev is CPU:
-                    try:
-                        r = np_fn(a._a)
-                    except Exception as e:
-                        _prefix_error(e, name)
-                        raise
-                    if type(r) is _nda:
-                        o = _new(ndarray)
-                        o._a = r
-                        o._dev = CPU
-                    else:
-                        o = wrap(r, CPU)
-                    if _HOOK is not None:
-                        _HOOK(name, args, kwargs, o)
-                    return o
+            ua = _fast_unwrap(args, kwargs)
+            if ua is not None:
+                try:
+                    r = np_fn(*ua, **kwargs)
+                except Exception as e:
+                    _prefix_error(e, name)
+                    raise
+                if type(r) is _nda:
+                    o = _new(ndarray)
+                    o._a = r
+                    o._dev = CPU
+                else:
+                    o = wrap(r, CPU)
+                if _HOOK is not None:
+                    _HOOK(name, args, kwargs, o)
+                return o
             return _call(name, np_fn, resolve, args, kwargs)
 
     short = name.rsplit(".", 1)[-1]

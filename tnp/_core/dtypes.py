@@ -27,7 +27,7 @@ DTYPE_FUNCTIONS = ["can_cast", "promote_types", "min_scalar_type", "result_type"
 
 def finfo(dtype):
     """Machine limits for floating types; mirrors ``numpy.finfo`` and also takes ``bfloat16``."""
-    dt = getattr(dtype, "dtype", dtype)
+    dt = _dtype_of(dtype)
     try:
         if _np.dtype(dt) == _np.dtype(bfloat16):
             return ml_dtypes.finfo(bfloat16)
@@ -38,7 +38,15 @@ def finfo(dtype):
 
 def iinfo(dtype):
     """Machine limits for integer types; mirrors ``numpy.iinfo``."""
-    return _np.iinfo(getattr(dtype, "dtype", dtype))
+    return _np.iinfo(_dtype_of(dtype))
+
+
+def _dtype_of(x):
+    """A dtype specifier for ``x``: arrays (tnp or NumPy) give their dtype; types pass."""
+    if isinstance(x, type):
+        return x
+    d = getattr(x, "dtype", None)
+    return d if isinstance(d, _np.dtype) else x
 
 
 LOW_PRECISION_FLOATS = (_np.dtype(_np.float16), _np.dtype(bfloat16))

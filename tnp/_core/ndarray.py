@@ -155,6 +155,15 @@ def unwrap(x):
     return x._a if isinstance(x, ndarray) else x
 
 
+def _prefix_error(e, name):
+    """Name the operation in a NumPy error message, keeping the exception's type."""
+    if type(e).__str__ is BaseException.__str__ and e.args and isinstance(e.args[0], str):
+        if not e.args[0].startswith(name + ":"):
+            e.args = (f"{name}: {e.args[0]}",) + e.args[1:]
+    elif hasattr(e, "add_note"):
+        e.add_note(f"(in tnp.{name})")
+
+
 def _device_mismatch(opname, a, b):
     raise ValueError(
         f"{opname}: operands are on different devices ({a.device} and {b.device}); "
@@ -192,7 +201,11 @@ def _binary_slow(name, fn, a, b, reflected):
         bb = _np.asarray(b)
     else:
         bb = to_backend(b, dev)
-    r = fn(bb, a._a) if reflected else fn(a._a, bb)
+    try:
+        r = fn(bb, a._a) if reflected else fn(a._a, bb)
+    except Exception as e:
+        _prefix_error(e, name)
+        raise
     tmpl = _subclass_template(a, b)
     out = wrap_like(r, dev, tmpl) if tmpl is not None else wrap_scalarize(r, dev)
     if _HOOK is not None:
@@ -205,14 +218,18 @@ def _make_binary(name, fn):
         ts = type(self)
         t = type(other)
         if ts is ndarray or ts is Scalar:
-            if t is ndarray or t is Scalar:
-                if other._dev is not self._dev:
-                    _device_mismatch(name, self, other)
-                r = fn(self._a, other._a)
-            elif t is float or t is int or t is bool or t is complex:
-                r = fn(self._a, other)
-            else:
-                return _binary_slow(name, fn, self, other, False)
+            try:
+                if t is ndarray or t is Scalar:
+                    if other._dev is not self._dev:
+                        _device_mismatch(name, self, other)
+                    r = fn(self._a, other._a)
+                elif t is float or t is int or t is bool or t is complex:
+                    r = fn(self._a, other)
+                else:
+                    return _binary_slow(name, fn, self, other, False)
+            except Exception as e:
+                _prefix_error(e, name)
+                raise
             if type(r) is _nda:
                 o = _new(ndarray)
                 o._a = r
@@ -246,7 +263,11 @@ def _make_binary(name, fn):
             o = to_backend(_np.asarray(other) if not isinstance(other, ndarray) and hasattr(other, "__array__") else other, self._dev)
         if _HOOK is not None:
             _HOOK("inplace_" + name, (self, other), {}, self)
-        fn(self._a, o, out=self._a)
+        try:
+            fn(self._a, o, out=self._a)
+        except Exception as e:
+            _prefix_error(e, name)
+            raise
         bump_version(self._a)
         return self
 
@@ -299,6 +320,14 @@ def _index_key(key, dev):
     if dev.kind == "gpu" and isinstance(key, (_nda, list)):
         return dev.backend.xp.asarray(key)
     return key
+
+
+def _shape_arg(shape):
+    if isinstance(shape, ndarray):
+        return tuple(shape.tolist())
+    if isinstance(shape, (list, tuple)):
+        return tuple(operator.index(s) for s in shape)
+    return shape
 
 
 def _rebuild(data, dev_name, cls, state):
@@ -680,15 +709,18 @@ class ndarray:
             _HOOK("view", (self,), {"dtype": dtype}, o)
         return o
 
-    def reshape(self, *shape, order="C", copy=None):
-        if len(shape) == 1:
-            shape = shape[0]
-        try:
-            r = self._a.reshape(shape, order=order, copy=copy) if copy is not None else self._a.reshape(shape, order=order)
-        except TypeError:
-            if isinstance(shape, ndarray):
-                shape = tuple(shape.tolist())
-            r = self._a.reshape(shape, order=order)
+    def reshape(self, *shape, **kwargs):
+        if kwargs:
+            if len(shape) == 1:
+                shape = shape[0]
+            r = self._a.reshape(_shape_arg(shape), **kwargs)
+        else:
+            try:
+                r = self._a.reshape(*shape)
+            except TypeError:
+                if len(shape) == 1:
+                    shape = shape[0]
+                r = self._a.reshape(_shape_arg(shape))
         if type(self) is ndarray:
             o = _new(ndarray)
             o._a = r
@@ -696,7 +728,7 @@ class ndarray:
         else:
             o = wrap_like(r, self._dev, self)
         if _HOOK is not None:
-            _HOOK("reshape", (self, shape), {"order": order}, o)
+            _HOOK("reshape", (self, shape[0] if len(shape) == 1 else shape), kwargs, o)
         return o
 
     def transpose(self, *axes):
