@@ -26,7 +26,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PIP) install --quiet -e ".[bench]"
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/op_overhead.py --threads 1 --backends numpy,module:tnp,torch
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/op_overhead.py --threads 1 --backends numpy,tnp,torch
 
 # On the lent GPU machine: nothing can be installed there, so use its python directly.
 gpu-check:
