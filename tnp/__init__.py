@@ -17,7 +17,7 @@ from ._core.dispatch import ufunc, REGISTRY
 from ._core.devices import (Device, device, default_device, get_default_device,
                             set_default_device, synchronize)
 from ._core.dtypes import bfloat16, finfo, iinfo, SCALAR_TYPES as _SCALAR_TYPES
-from ._core.array_api import __array_namespace_info__
+from ._core.array_api import __array_namespace_info__, __array_api_version__
 from . import config
 
 for _n in _SCALAR_TYPES:

@@ -28,10 +28,20 @@ def enable_tensor_float_32_execution(enabled):
 
 
 def _apply_cupy(cupy, enabled):
-    core = cupy._core
-    try:
-        core.set_compute_type(core.COMPUTE_TYPE_TF32 if enabled else core.COMPUTE_TYPE_DEFAULT)
-    except AttributeError:  # older CuPy: the routine lives in _routines_linalg
-        from cupy._core import _routines_linalg as rl
+    """Set CuPy's float32 matmul compute type; a CuPy without the knob keeps full float32."""
+    import warnings
 
-        rl.set_compute_type(rl.COMPUTE_TYPE_TF32 if enabled else rl.COMPUTE_TYPE_DEFAULT)
+    for mod_name in ("cupy._core", "cupy._core._routines_linalg"):
+        try:
+            mod = __import__(mod_name, fromlist=["set_compute_type"])
+            mod.set_compute_type(mod.COMPUTE_TYPE_TF32 if enabled else mod.COMPUTE_TYPE_DEFAULT)
+            return True
+        except (ImportError, AttributeError):
+            continue
+        except Exception as e:  # a CUDA error must not make the GPU unusable
+            warnings.warn(f"could not set TensorFloat-32 mode in CuPy: {e}", RuntimeWarning)
+            return False
+    if enabled:
+        warnings.warn("this CuPy has no compute-type setting; float32 matmul stays full precision",
+                      RuntimeWarning)
+    return False

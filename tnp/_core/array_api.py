@@ -7,6 +7,10 @@ from .backend import cupy_backend
 from .devices import CPU, device as _device, get_default_device
 
 
+__array_api_version__ = "2025.12"
+"""The version of the array API standard tnp implements (``tnp.__array_api_version__``)."""
+
+
 class __array_namespace_info__:  # noqa: N801  (the standard's name)
     """Capabilities, devices and dtypes of tnp, as the array API standard asks."""
 
@@ -17,11 +21,12 @@ class __array_namespace_info__:  # noqa: N801  (the standard's name)
         return get_default_device()
 
     def devices(self):
+        """The devices available now, as a tuple (the 2025.12 standard; lists before it)."""
         devs = [CPU]
         b = cupy_backend()
         if b is not None:
             devs += [_device(f"gpu:{i}") for i in range(b.xp.cuda.runtime.getDeviceCount())]
-        return devs
+        return tuple(devs)
 
     def default_dtypes(self, *, device=None):
         return {"real floating": _np.dtype(_np.float64), "complex floating": _np.dtype(_np.complex128),

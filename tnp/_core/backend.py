@@ -55,6 +55,12 @@ def cupy_backend():
             if cupy.cuda.runtime.getDeviceCount() < 1:
                 raise RuntimeError("CuPy found no CUDA device")
             _cupy_state["backend"] = Backend("cupy", cupy, cupy.ndarray, True)
+            from . import ndarray as _nd  # the wrapper must recognise CuPy results
+
+            _nd._register_gpu_type(cupy.ndarray)
+            from .. import config as _config
+
+            _config._apply_cupy(cupy, _config.tensor_float_32_execution_enabled())
         except Exception as e:  # ImportError, CUDA driver errors, ...
             _cupy_state["error"] = f"{type(e).__name__}: {e}"
     return _cupy_state["backend"]

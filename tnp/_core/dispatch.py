@@ -99,7 +99,8 @@ def _unwrap(x, ctx):
             ctx.first = x
         elif ctx.dev is not d:
             _mismatch(ctx, d)
-        if ctx.template is None and type(x) is not ndarray and type(x) is not Scalar:
+        if ctx.template is None and type(x) is not ndarray and type(x) is not Scalar \
+                and type(x)._subclass_results:
             ctx.template = x
         return x._a
     t = type(x)
@@ -127,9 +128,9 @@ def _move(x, dev):
 _missing_on_gpu_warned: set = set()
 
 
-def _gpu_function(name, resolve, dev):
+def _gpu_function(name, resolve, dev, host_ok=False):
     fn = resolve(dev.backend)
-    if fn is None:
+    if fn is None and not host_ok:
         if name not in _missing_on_gpu_warned:
             _missing_on_gpu_warned.add(name)
             warnings.warn(f"tnp.{name}: CuPy has no implementation; computing on the host and "
@@ -148,7 +149,7 @@ def _host(x):
     return x
 
 
-def _call(name, np_fn, resolve, args, kwargs, creation=False, user_args=None):
+def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False):
     """The general path: unwrap everything, choose the device and backend, call, wrap."""
     ctx = _Ctx(name)
     unw = _unwrap_top if creation else _unwrap
@@ -161,7 +162,12 @@ def _call(name, np_fn, resolve, args, kwargs, creation=False, user_args=None):
             dev = _to_device(dev)
             if ctx.dev is not None and ctx.dev is not dev and ctx.first is not None:
                 # arrays given to a creation function are copied to the requested device
+                if ukw.get("copy") is False:
+                    raise ValueError(f"{name}: copy=False, but moving an array from {ctx.dev} "
+                                     f"to {dev} needs a copy")
                 uargs = tuple(_host(a) for a in uargs)
+                if dev.kind == "cpu" and ctx.dev.kind == "cpu":  # fake CPUs share host memory
+                    uargs = tuple(a.copy() if isinstance(a, _nda) else a for a in uargs)
                 ctx.dev = dev
         elif like is not None:
             dev = like.device if isinstance(like, ndarray) else (ctx.dev or get_default_device())
@@ -176,7 +182,7 @@ def _call(name, np_fn, resolve, args, kwargs, creation=False, user_args=None):
                 uargs = tuple(_host(a) for a in uargs) if ctx.dev is not dev else uargs
             r = np_fn(*uargs, **ukw)
         else:
-            fn = _gpu_function(name, resolve, dev)
+            fn = _gpu_function(name, resolve, dev, host_ok)
             if fn is None:
                 r = np_fn(*_host(uargs), **_host(ukw))
                 r = _move(r, dev) if not isinstance(r, tuple) else type(r)(_move(x, dev) for x in r)
@@ -189,7 +195,13 @@ def _call(name, np_fn, resolve, args, kwargs, creation=False, user_args=None):
         raise
     if out is not None:
         _bump_out(out)
-        res = out if not (isinstance(out, tuple) and len(out) == 1) else out[0]
+        if isinstance(out, tuple) and any(o is None for o in out):
+            # outputs given as None (``out=(None, o2)``) are the ones NumPy made
+            rs = r if isinstance(r, tuple) else (r,)
+            res = tuple(wrap_scalarize(x, dev) if o is None else o for o, x in zip(out, rs))
+            res = res[0] if len(res) == 1 else res
+        else:
+            res = out if not (isinstance(out, tuple) and len(out) == 1) else out[0]
     elif ctx.template is not None and not creation:
         from .ndarray import wrap_like
 
@@ -270,6 +282,38 @@ def _resolver(qualname):
     return resolve
 
 
+def _positional_out(np_fn):
+    """Where NumPy's function takes ``out`` positionally (``clip(a, lo, hi, out)``): its index
+    and the names of the positional parameters from there on; ``(None, ())`` if nowhere."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(np_fn).parameters.values())
+    except (TypeError, ValueError):
+        return None, ()
+    for i, p in enumerate(params):
+        if p.kind is not p.POSITIONAL_OR_KEYWORD:
+            break
+        if p.name == "out":
+            rest = []
+            for q in params[i:]:
+                if q.kind is not q.POSITIONAL_OR_KEYWORD:
+                    break
+                rest.append(q.name)
+            return i, tuple(rest)
+    return None, ()
+
+
+def _out_as_keyword(args, kwargs, at, names):
+    """An output array given positionally is passed as ``out=`` (and the positional arguments
+    after it by name), so the call returns it and counts the write, as ``out=`` does."""
+    if len(args) - at > len(names) or any(n in kwargs for n in names):
+        return args, kwargs  # NumPy raises its own TypeError
+    kwargs = dict(kwargs)
+    kwargs.update(zip(names, args[at:]))
+    return args[:at], kwargs
+
+
 def make_function(name, section, numpy_function=None, kind="function", doc_extra=""):
     """Make the public tnp function ``name`` (a NumPy qualified name such as ``'linalg.inv'``)."""
     np_fn = numpy_function if numpy_function is not None else _numpy_attr(name)
@@ -290,7 +334,11 @@ def make_function(name, section, numpy_function=None, kind="function", doc_extra
         def f(*args, **kwargs):
             return _call(name, np_fn, resolve, args, kwargs, creation=True)
     else:
+        out_at, after_out = _positional_out(np_fn)
+
         def f(*args, **kwargs):
+            if out_at is not None and len(args) > out_at and args[out_at] is not None:
+                args, kwargs = _out_as_keyword(args, kwargs, out_at, after_out)
             ua = _fast_unwrap(args, kwargs)
             if ua is not None:
                 try:
@@ -404,7 +452,7 @@ class ufunc:
                     if _HOOK is not None:
                         _HOOK(self._name, args, kwargs, o)
                     return o
-            elif n == 2:
+            elif n == 2 and self.nin == 2:
                 a, b = args
                 ta = type(a)
                 tb = type(b)
@@ -430,10 +478,14 @@ class ufunc:
         return self._slow("__call__", args, kwargs)
 
     def _slow(self, method, args, kwargs):
-        out = kwargs.get("out") if kwargs else None
-        if out is not None and not isinstance(out, tuple):
-            kwargs = dict(kwargs)
-            kwargs["out"] = (out,) if self.nout > 1 and method == "__call__" else out
+        # out= is passed as given: NumPy raises TypeError for one array given to a nout=2 ufunc
+        if method == "__call__" and self.nin < len(args) <= self.nargs and \
+                (not kwargs or kwargs.get("out") is None):
+            # outputs given positionally (``exp(x, x)``) become out=, so they are the result
+            outs = tuple(args[self.nin:]) + (None,) * (self.nargs - len(args))
+            kwargs = dict(kwargs or {})
+            kwargs["out"] = outs if self.nout > 1 else outs[0]
+            args = args[:self.nin]
         name = self._name if method == "__call__" else f"{self._name}.{method}"
         np_m = self._np if method == "__call__" else getattr(self._np, method)
         uname = self._name
@@ -446,8 +498,13 @@ class ufunc:
 
         return _call(name, np_m, resolve, args, kwargs)
 
-    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
-        kw = dict(axis=axis, dtype=dtype, keepdims=keepdims, **kwargs)
+    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=_np._NoValue,
+               where=True):
+        kw = dict(axis=axis, dtype=dtype, keepdims=keepdims)
+        if initial is not _np._NoValue:
+            kw["initial"] = initial
+        if where is not True:
+            kw["where"] = where
         if out is not None:
             kw["out"] = out
         return self._slow("reduce", (array,), kw)

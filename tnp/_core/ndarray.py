@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import copy as _copy_mod
 import operator
+import sys as _sys
 import weakref
 
 import numpy as _np
@@ -86,7 +87,9 @@ def wrap(r, dev):
 
 def _wrap_other(r, dev):
     if isinstance(r, _generic):
-        if r.dtype.kind in "USV":  # strings and records come back as NumPy returns them
+        # strings and records come back as NumPy returns them; ml_dtypes scalars (bfloat16,
+        # whose dtype kind is also "V") are numbers and become Scalars
+        if isinstance(r, (_np.str_, _np.bytes_, _np.void)):
             return r
         o = _new(Scalar)
         o._a = r
@@ -129,7 +132,8 @@ def wrap_like(r, dev, template):
     """Wrap ``r`` as an instance of ``type(template)`` (ndarray subclasses), as NumPy's
     ``__array_wrap__``/``__array_finalize__`` do."""
     cls = type(template)
-    if cls is ndarray or cls is Scalar or not (type(r) is _nda or (_gpu_types and type(r) in _gpu_types)):
+    if cls is ndarray or cls is Scalar or not cls._subclass_results or \
+            not (type(r) is _nda or (_gpu_types and type(r) in _gpu_types)):
         return wrap_scalarize(r, dev)
     o = _new(cls)
     o._a = r
@@ -173,7 +177,7 @@ def _device_mismatch(opname, a, b):
 def _subclass_template(*xs):
     for x in xs:
         t = type(x)
-        if t is not ndarray and t is not Scalar and isinstance(x, ndarray):
+        if t is not ndarray and t is not Scalar and isinstance(x, ndarray) and t._subclass_results:
             return x
     return None
 
@@ -341,6 +345,17 @@ def _rebuild(data, dev_name, cls, state):
     return o
 
 
+_repr_classes: dict = {}
+
+
+def _named_numpy_class(name):
+    """A bare ``numpy.ndarray`` subclass called ``name`` (NumPy prints its views as ``name(...)``)."""
+    c = _repr_classes.get(name)
+    if c is None:
+        c = _repr_classes[name] = builtins.type(name, (_nda,), {})
+    return c
+
+
 def _as_host(a):
     if isinstance(a, (_nda, _generic)):
         return a
@@ -357,6 +372,10 @@ class ndarray:
 
     __slots__ = ("_a", "_dev", "__weakref__")
     __array_priority__ = 100.0  # win over numpy.ndarray in mixed binary operations
+    # Results computed from a subclass instance are instances of the subclass (as NumPy's
+    # __array_wrap__ does). A subclass that is a container rather than a kind of array (a
+    # training Variable) sets this to False and its results are plain tnp arrays.
+    _subclass_results = True
 
     def __new__(cls, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
         a = _nda(shape, dtype, buffer=unwrap(buffer), offset=offset, strides=strides, order=order)
@@ -482,6 +501,11 @@ class ndarray:
     def flat(self):
         return flatiter(self)
 
+    @flat.setter
+    def flat(self, value):
+        self._a.flat = to_backend(value, self._dev)
+        bump_version(self._a)
+
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, key):
         tk = type(key)
@@ -497,6 +521,8 @@ class ndarray:
             o = _new(ndarray)
             o._a = r
             o._dev = self._dev
+        elif self._a.dtype.kind == "O" and not isinstance(r, (_nda, *_gpu_types)):
+            o = r  # an element of an object array: the Python object itself, as NumPy returns it
         else:
             o = wrap_like(r, self._dev, self)
         if _HOOK is not None:
@@ -521,9 +547,8 @@ class ndarray:
 
     def __iter__(self):
         if self._a.ndim == 0:
-            raise TypeError("iteration over a 0-d array")
-        for i in range(len(self._a)):
-            yield self[i]
+            raise TypeError("iteration over a 0-d array")  # at iter(), as NumPy
+        return (self[i] for i in range(len(self._a)))
 
     def __contains__(self, value):
         return bool((self == value).any())
@@ -608,7 +633,9 @@ class ndarray:
                 b = xp.asarray(_as_host(a))
         else:
             b = _np.array(_as_host(a), copy=True)
-        return wrap_like(b, dev, self) if not isinstance(self, Scalar) else _scalar_on(b, dev)
+        if isinstance(self, Scalar):  # a host scalar holds a NumPy scalar, not a 0-d array
+            return _scalar_on(b[()] if dev.kind == "cpu" else b, dev)
+        return wrap_like(b, dev, self)
 
     def numpy(self):
         """A NumPy array with this array's values (a view on the CPU, a copy from a GPU)."""
@@ -642,12 +669,12 @@ class ndarray:
         return format(_as_host(self._a), spec)
 
     def __repr__(self):
-        r = repr(_as_host(self._a))
+        a = _as_host(self._a)
         cls = type(self)
-        if cls is not ndarray and r.startswith("array("):
-            name = cls.__name__
-            r = name + r[5:].replace("\n" + " " * 6, "\n" + " " * (len(name) + 1))
-        return r
+        if cls is not ndarray and type(a) is _nda:
+            # as NumPy prints a subclass: its name, and the lines wrapped for that prefix
+            a = a.view(_named_numpy_class(cls.__name__))
+        return repr(a)
 
     def __str__(self):
         return str(_as_host(self._a))
@@ -698,7 +725,7 @@ class ndarray:
             dtype, type = None, dtype
         r = self._a.view() if dtype is None else self._a.view(dtype)
         cls = builtins.type(self) if type is None else type
-        if cls is Scalar:
+        if cls is Scalar or not cls._subclass_results:
             cls = ndarray
         o = _new(cls)
         o._a = r
@@ -779,8 +806,24 @@ class ndarray:
     def resize(self, *new_shape, refcheck=True):
         if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
             new_shape = tuple(new_shape[0])
-        self._a.resize(new_shape, refcheck=refcheck)
-        bump_version(self._a)
+        a = self._a
+        if type(a) is _nda and a.base is None and a.flags.owndata:
+            # NumPy refuses to resize an array with a weak reference, and the version counter
+            # holds one after any write: resize a fresh copy instead and keep the count going.
+            # References: this wrapper, ``a`` and getrefcount's argument; more are views/users.
+            if refcheck and _sys.getrefcount(a) > 3:
+                raise ValueError("cannot resize an array that references or is referenced\n"
+                                 "by another object in this way.\nUse the np.resize function "
+                                 "to get a new resized copy or\n set refcheck=False to disable this check")
+            b = a.copy(order="K")
+            b.resize(new_shape, refcheck=False)
+            n = version_of(a)
+            self._a = b
+            bump_version(b)
+            _versions[id(b)][0] = n + 1
+            return
+        a.resize(new_shape, refcheck=refcheck)
+        bump_version(a)
 
     def put(self, indices, values, mode="raise"):
         if _HOOK is not None:
@@ -835,7 +878,9 @@ for _n, _f in _BINARY.items():
     setattr(ndarray, f"__r{_n}__", _rop)
     setattr(ndarray, f"__i{_n}__", _iop)
 for _n, _f in _COMPARE.items():
-    setattr(ndarray, f"__{_n}__", _make_binary(_f.__name__, _f)[0])
+    # the backend's own operator, not the ufunc: NumPy's ``==``/``!=`` give all-False/all-True
+    # where the ufunc has no loop (``arange(3) == "a"``)
+    setattr(ndarray, f"__{_n}__", _make_binary(_f.__name__, getattr(operator, _n))[0])
 for _n, (_reg, _f) in _UNARY.items():
     setattr(ndarray, f"__{_n}__", _make_unary(_reg, _f))
 
@@ -862,6 +907,9 @@ def _scalar_on(a, dev):
 def _immutable(self, *args, **kwargs):
     raise TypeError(f"'{type(_as_host_scalar(self)).__name__}' object does not support item assignment"
                     if args else "tnp scalars are immutable")
+
+
+_SEQUENCES = (list, tuple, str, bytes)
 
 
 def _as_host_scalar(s):
@@ -965,7 +1013,20 @@ class Scalar(ndarray):
         return math.ceil(_as_host_scalar(self))
 
     def __round__(self, ndigits=None):
-        return round(_as_host_scalar(self), ndigits)
+        r = round(_as_host_scalar(self), ndigits)
+        if isinstance(r, _generic):  # round(s, n) stays a scalar of s's dtype, as NumPy's
+            return _scalar_on(r if self._dev.kind == "cpu" else self._dev.backend.xp.asarray(r), self._dev)
+        return r
+
+    def __mul__(self, other):
+        if type(other) in _SEQUENCES:  # [0] * s repeats the list, as with NumPy scalars
+            return _as_host_scalar(self) * other
+        return ndarray.__mul__(self, other)
+
+    def __rmul__(self, other):
+        if type(other) in _SEQUENCES:
+            return other * _as_host_scalar(self)
+        return ndarray.__rmul__(self, other)
 
 
 def _inplace_as_new(name):
@@ -1006,6 +1067,8 @@ class flatiter:
     def __getitem__(self, key):
         a = self.base._a
         r = a.flat[_index_key(key, self.base._dev)]
+        if a.dtype.kind == "O" and not isinstance(r, (_nda, *_gpu_types)):
+            return r  # an object array's element itself, as NumPy gives it
         return wrap_scalarize(r, self.base._dev)
 
     def __setitem__(self, key, value):

@@ -30,12 +30,18 @@ class _IndexBuilder:
         self._name = name
 
     def __getitem__(self, key):
-        from .._core.dispatch import _Ctx, _unwrap
+        from .._core.dispatch import _Ctx, _unwrap, _host, _move
         from .._core.devices import get_default_device
 
         ctx = _Ctx(self._name)
         k = _unwrap(key, ctx)
-        return wrap(self._np_obj[k], ctx.dev or get_default_device())
+        dev = ctx.dev or get_default_device()
+        if dev.kind == "cpu":
+            return wrap(self._np_obj[k], dev)
+        # NumPy's builders compute on the host; the result then moves to the device
+        r = self._np_obj[_host(k)]
+        with dev.backend.xp.cuda.Device(dev.index):
+            return wrap(_move(r, dev), dev)
 
     def __len__(self):
         return len(self._np_obj)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as _np
 
-from .._core.dispatch import make_functions, make_ufunc
+from .._core.dispatch import composite, make_functions, make_ufunc
+from .._core.ndarray import Scalar, bump_version, ndarray
 
 SECTION = "math"
 
@@ -60,3 +61,20 @@ for _n in UFUNCS:
     __all__.append(_n)
 
 __all__ += make_functions(FUNCTIONS, SECTION, globals())
+
+
+_nan_to_num = nan_to_num  # noqa: F821 (made above)
+
+
+@composite("nan_to_num", SECTION)
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """tnp.nan_to_num: mirrors ``numpy.nan_to_num``; with ``copy=False`` it writes into ``x``
+    and returns ``x`` itself (counting the write in ``x._version``), as NumPy returns its input."""
+    r = _nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+    if not copy and isinstance(x, ndarray) and not isinstance(x, Scalar) and r._a is x._a:
+        bump_version(x._a)
+        return x
+    return r
+
+
+nan_to_num.__module__ = "tnp"

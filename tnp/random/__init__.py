@@ -38,6 +38,11 @@ SeedSequence = _np.random.SeedSequence
 __all__ += ["BitGenerator", "MT19937", "PCG64", "PCG64DXSM", "Philox", "SFC64", "SeedSequence"]
 
 
+def _on_host(backend):
+    """Generator/RandomState draw NumPy's streams on the host by design (then copy to a GPU)."""
+    return None
+
+
 class _RandomProxy:
     """Shared by Generator and RandomState: NumPy's object draws, results come back as tnp."""
 
@@ -54,14 +59,14 @@ class _RandomProxy:
         if name in self._in_place or name == "permuted" :
             def method(x, *args, **kwargs):
                 out = kwargs.get("out")
-                r = _call(qual, attr, lambda backend: None, (x,) + args, kwargs, creation=False)
+                r = _call(qual, attr, _on_host, (x,) + args, kwargs, creation=False, host_ok=True)
                 target = x if name != "permuted" else out
                 if isinstance(target, ndarray):
                     bump_version(target._a)
                 return r
         else:
             def method(*args, **kwargs):
-                return _call(qual, attr, lambda backend: None, args, kwargs, creation=True)
+                return _call(qual, attr, _on_host, args, kwargs, creation=True, host_ok=True)
         method.__name__ = name
         method.__doc__ = getattr(attr, "__doc__", None)
         return method

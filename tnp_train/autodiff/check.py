@@ -1,0 +1,87 @@
+"""Finite-difference checks of VJP rules (``check_grads``), as HIPS autograd's.
+
+``check_grads(f, order=2)(*args)`` compares the tape's vector-Jacobian products of ``f`` with
+central differences along random directions, in float64, for every float argument; with
+``order=2`` it checks the gradient of the gradient too (nested tapes).
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+import tnp
+
+from .tape import GradientTape
+
+__all__ = ["check_grads", "numerical_vjp_dot"]
+
+
+def _float_positions(args):
+    return [i for i, a in enumerate(args)
+            if isinstance(a, tnp.ndarray) and _np.issubdtype(a.dtype, _np.floating)]
+
+
+def _as_list(y):
+    return list(y) if isinstance(y, (tuple, list)) else [y]
+
+
+def _dot(us, ys):
+    total = 0.0
+    for u, y in zip(us, ys):
+        if u is None:
+            continue
+        total = total + tnp.sum(u * y)
+    return total
+
+
+def check_grads(f, order=1, eps=1e-6, rtol=1e-5, atol=1e-6, seed=0, argnums=None):
+    """Returns ``check(*args)`` that raises AssertionError if a VJP of ``f`` differs from finite
+    differences (``u . f(x + e v) - u . f(x - e v)) / 2e`` against ``vjp(u) . v``)."""
+
+    def check(*args, **kwargs):
+        rng = _np.random.default_rng(seed)
+        positions = _float_positions(args) if argnums is None else list(argnums)
+        if not positions:
+            raise ValueError("check_grads: no floating-point array argument to differentiate")
+        y0 = _as_list(f(*args, **kwargs))
+        us = [tnp.asarray(rng.standard_normal(_np.shape(y)).astype(_np.asarray(y).dtype))
+              if _np.issubdtype(_np.asarray(y).dtype, _np.inexact) else None for y in y0]
+        for p in positions:
+            x = args[p]
+            v = tnp.asarray(rng.standard_normal(x.shape).astype(x.dtype))
+
+            def shifted(delta):
+                a = list(args)
+                a[p] = x + delta * v
+                return _as_list(f(*a, **kwargs))
+
+            numeric = (float(_dot(us, shifted(eps))) - float(_dot(us, shifted(-eps)))) / (2 * eps)
+            with GradientTape() as tape:
+                tape.watch(x)
+                ys = _as_list(f(*args, **kwargs))
+                target = _dot(us, ys)
+            g = tape.gradient(target, x)
+            analytic = 0.0 if g is None else float(tnp.sum(g * v))
+            tol = atol + rtol * max(abs(numeric), abs(analytic))
+            if not abs(numeric - analytic) <= tol:
+                raise AssertionError(
+                    f"check_grads: argument {p} of {getattr(f, '__name__', f)}: "
+                    f"VJP . v = {analytic!r}, finite differences = {numeric!r} (eps={eps})")
+            if order > 1:
+                def grad_f(*a, _p=p, **kw):
+                    xx = a[_p]
+                    with GradientTape() as t2:
+                        t2.watch(xx)
+                        t = _dot(us, _as_list(f(*a, **kw)))
+                    gg = t2.gradient(t, xx)
+                    return gg if gg is not None else tnp.zeros_like(xx)
+                check_grads(grad_f, order=order - 1, eps=eps, rtol=rtol * 10, atol=atol * 10,
+                            seed=seed + 1, argnums=[p])(*args, **kwargs)
+
+    return check
+
+
+def numerical_vjp_dot(f, x, u, v, eps=1e-6):
+    """``u . (f(x + e v) - f(x - e v)) / 2e``: a directional derivative, for tests."""
+    hi = f(x + eps * v)
+    lo = f(x - eps * v)
+    return float(tnp.sum(u * (hi - lo))) / (2 * eps)

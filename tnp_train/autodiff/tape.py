@@ -1,0 +1,568 @@
+"""``GradientTape``: records tnp operations on watched arrays and computes gradients backwards.
+
+The tape plugs into tnp's one seam, the recording hook: while any tape is active the hook sees
+every dispatched operation (functions, operators, methods, indexing) after it has computed.
+Tapes are thread-local (each thread has its own stack of active tapes, so replicas running in
+threads record independently); the hook returns at once on a thread with no tape.
+
+An operation is recorded when one of its inputs is watched (``tape.watch(x)``, a trainable
+``Variable`` read inside the tape, or the output of a recorded operation). ``gradient`` walks
+the records backwards and applies the VJP rules of :mod:`.registry`. The VJP computations are
+themselves tnp operations, so an enclosing tape records them: nested tapes give higher-order
+gradients.
+
+Inputs saved by a record are checked against the version counter of their buffer: if one was
+overwritten in place after it was recorded, ``gradient`` raises instead of returning a wrong
+value. In-place writes that involve a watched array (``x[0] = ...``, ``x += ...``, ``out=``
+into a watched array) are refused with a RuntimeError: write them functionally
+(``tnp.where``, ``tnp.concatenate``) instead.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as _np
+
+import tnp
+from tnp._core import state as _state
+from tnp._core.ndarray import ndarray, version_of, wrap
+
+from . import registry as _registry
+from .variables import Variable
+
+__all__ = ["GradientTape", "stop_gradient", "custom_gradient", "record_custom"]
+
+_local = threading.local()
+_active = [0]             # tapes active in all threads: the hook is installed while > 0
+_active_lock = threading.Lock()
+
+_INPLACE_PREFIX = "inplace_"
+
+
+def _thread_tapes():
+    t = getattr(_local, "tapes", None)
+    if t is None:
+        t = _local.tapes = []
+    return t
+
+
+def _hook(name, args, kwargs, result):
+    tapes = getattr(_local, "tapes", None)
+    if tapes:
+        for tape in tapes:
+            if tape._recording:
+                tape._record(name, args, kwargs, result)
+    passive = getattr(_local, "passive", None)
+    if passive:
+        for ref in list(passive):
+            tape = ref()
+            if tape is not None and tape._passive:
+                tape._record(name, args, kwargs, result)
+
+
+def _end_passive(ref):
+    """A tape that left its ``with`` block unused stops following its arrays."""
+    passive = getattr(_local, "passive", None)
+    if passive is not None and ref in passive:
+        passive.remove(ref)
+    _deactivate()
+
+
+def _activate():
+    with _active_lock:
+        _active[0] += 1
+        if _active[0] == 1:
+            _state.set_recording_hook(_hook)
+
+
+def _deactivate():
+    with _active_lock:
+        _active[0] -= 1
+        if _active[0] == 0:
+            _state.set_recording_hook(None)
+
+
+def _arrays_in(result):
+    """The array outputs of an operation, in order (one level of tuple/list)."""
+    if isinstance(result, ndarray):
+        return [result]
+    if isinstance(result, (tuple, list)):
+        return [r for r in result if isinstance(r, ndarray)]
+    return []
+
+
+class _Node:
+    __slots__ = ("name", "args", "kwargs", "result", "outputs", "inputs", "versions", "rule")
+
+    def __init__(self, name, args, kwargs, result, outputs, inputs, versions, rule):
+        self.name = name
+        self.args = args
+        self.kwargs = kwargs
+        self.result = result
+        self.outputs = outputs      # arrays produced (their ids carry cotangents)
+        self.inputs = inputs        # [(position or keyword, index in a list or None, array)]
+        self.versions = versions    # [(array, version at record time)]
+        self.rule = rule
+
+
+def _is_arraylike(x):
+    return isinstance(x, (ndarray, _np.ndarray))
+
+
+class GradientTape:
+    """Mirrors ``tf.GradientTape(persistent=False, watch_accessed_variables=True)``."""
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = persistent
+        self._watch_accessed = watch_accessed_variables
+        self._watched = {}          # id -> array (kept alive so ids stay unique)
+        self._watched_vars = []
+        self._nodes = []
+        self._recording = False
+        self._entered = False
+        self._used = False
+        self._thread = None
+        self._passive = False       # following known arrays after the block, until gradient()
+        self._passive_ref = None
+
+    # ------------------------------------------------------------------ context
+    def __enter__(self):
+        if self._entered:
+            raise RuntimeError("GradientTape: this tape is already recording")
+        self._stop_passive()
+        self._entered = True
+        self._recording = True
+        self._thread = threading.get_ident()
+        _thread_tapes().append(self)
+        _activate()
+        return self
+
+    def __exit__(self, *exc):
+        tapes = _thread_tapes()
+        if self in tapes:
+            tapes.remove(self)
+        self._recording = False
+        self._entered = False
+        if self._nodes and not self._used and exc[0] is None:
+            # Until its first gradient() call, the tape keeps following operations on arrays it
+            # already tracks, so ``tape.gradient(tnp.sum(y), w)`` works with the sum written
+            # after the block (as in the TF 2.4 NumPy guide). It never watches anything new.
+            self._passive = True
+            ref = weakref.ref(self, _end_passive)
+            self._passive_ref = ref
+            if not hasattr(_local, "passive"):
+                _local.passive = []
+            _local.passive.append(ref)
+        else:
+            _deactivate()
+        return False
+
+    def _stop_passive(self):
+        if self._passive:
+            self._passive = False
+            ref = self._passive_ref
+            self._passive_ref = None
+            passive = getattr(_local, "passive", None)
+            if passive is not None and ref in passive:
+                passive.remove(ref)
+                _deactivate()
+
+    class _Paused:
+        def __init__(self, tape):
+            self.tape = tape
+
+        def __enter__(self):
+            self.was = self.tape._recording
+            self.tape._recording = False
+            return self
+
+        def __exit__(self, *exc):
+            self.tape._recording = self.was
+            return False
+
+    def stop_recording(self):
+        """Context manager: operations inside are not recorded on this tape."""
+        if not self._entered:
+            raise RuntimeError("GradientTape.stop_recording: the tape is not recording")
+        return GradientTape._Paused(self)
+
+    def reset(self):
+        """Forget everything recorded and watched (the tape keeps recording if active)."""
+        self._watched.clear()
+        self._watched_vars.clear()
+        self._nodes.clear()
+        self._used = False
+
+    # ------------------------------------------------------------------ watching
+    def watch(self, tensor):
+        """Track ``tensor`` (a tnp array, a Variable, or a nested structure of them)."""
+        for t in _flatten(tensor):
+            if not _is_arraylike(t):
+                raise ValueError(f"GradientTape.watch: can only watch arrays, got {type(t).__name__}")
+            if not _np.issubdtype(t.dtype, _np.inexact):
+                continue  # integer/boolean values carry no gradient, as in TF (TF warns)
+            self._watch_one(t)
+
+    def _watch_one(self, t):
+        if id(t) not in self._watched:
+            self._watched[id(t)] = t
+            if isinstance(t, Variable):
+                self._watched_vars.append(t)
+
+    def watched_variables(self):
+        """The variables watched by this tape, in the order they were first watched."""
+        return tuple(self._watched_vars)
+
+    def _is_watched(self, x):
+        if id(x) in self._watched:
+            return True
+        if self._recording and self._watch_accessed and type(x) is Variable and x._trainable and \
+                _np.issubdtype(x.dtype, _np.inexact):
+            self._watch_one(x)
+            return True
+        return False
+
+    # ------------------------------------------------------------------ recording
+    def _record(self, name, args, kwargs, result):
+        inputs = []
+        for i, a in enumerate(args):
+            if isinstance(a, ndarray) or type(a) is _np.ndarray:
+                if self._is_watched(a):
+                    inputs.append((i, None, a))
+            elif type(a) is list or type(a) is tuple:
+                for j, e in enumerate(a):
+                    if (isinstance(e, ndarray) or type(e) is _np.ndarray) and self._is_watched(e):
+                        inputs.append((i, j, e))
+        out = None
+        if kwargs:
+            out = kwargs.get("out")
+            for k, v in kwargs.items():
+                if k != "out" and isinstance(v, ndarray) and self._is_watched(v):
+                    inputs.append((k, None, v))
+        if name == "setitem" or name.startswith(_INPLACE_PREFIX):
+            target = args[0]
+            if inputs:
+                raise RuntimeError(
+                    f"GradientTape: in-place write ({name.replace(_INPLACE_PREFIX, '') + '=' if name != 'setitem' else 'item assignment'}) "
+                    f"into or from an array the tape is tracking (shape {getattr(target, 'shape', '?')}); "
+                    f"gradients through in-place writes are not recorded. Compute a new array "
+                    f"instead (tnp.where, tnp.concatenate, x + y).")
+            return
+        if out is not None:
+            for o in _flatten(out):
+                if isinstance(o, ndarray) and id(o) in self._watched:
+                    raise RuntimeError(f"GradientTape: {name}(..., out=) writes into an array the "
+                                       f"tape is tracking; call it without out=")
+        if not inputs:
+            return
+        outputs = [o for o in _arrays_in(result) if all(o is not x for _, _, x in inputs)]
+        if not outputs:
+            return
+        if name in _registry.NONDIFF or name in _registry.NO_ARRAY_OUTPUT:
+            return  # the result carries no gradient: it is not watched
+        versions = []
+        for a in _flatten(args):
+            if isinstance(a, ndarray) or type(a) is _np.ndarray:
+                versions.append((a, _version(a)))
+        for o in outputs:
+            versions.append((o, _version(o)))
+        self._nodes.append(_Node(name, args, kwargs, result, outputs, inputs, versions, None))
+        for o in outputs:
+            self._watched[id(o)] = o
+
+    def _record_custom(self, args, result, rule):
+        inputs = [(i, None, a) for i, a in enumerate(args)
+                  if (isinstance(a, ndarray) or type(a) is _np.ndarray) and self._is_watched(a)]
+        if not inputs:
+            return
+        outputs = _arrays_in(result)
+        self._nodes.append(_Node("custom_gradient", args, {}, result, outputs, inputs, [], rule))
+        for o in outputs:
+            self._watched[id(o)] = o
+
+    # ------------------------------------------------------------------ gradients
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+        """d(target)/d(sources), mirroring ``tf.GradientTape.gradient``.
+
+        ``target``: an array or a nested structure (gradients of their sum); ``sources``: an
+        array, Variable, or a nested structure of them (the result has the same structure);
+        ``unconnected_gradients``: ``"none"`` (None for unconnected sources) or ``"zero"``.
+        """
+        if unconnected_gradients not in ("none", "zero"):
+            raise ValueError(f"GradientTape.gradient: unconnected_gradients must be 'none' or "
+                             f"'zero', got {unconnected_gradients!r}")
+        self._check_usable("gradient")
+        targets = _flatten(target)
+        if output_gradients is None:
+            ogs = [None] * len(targets)
+        else:
+            ogs = _flatten(output_gradients)
+            if len(ogs) != len(targets):
+                raise ValueError(f"GradientTape.gradient: {len(ogs)} output_gradients for "
+                                 f"{len(targets)} targets")
+        flat_sources = _flatten(sources)
+        for s in flat_sources:
+            if not _is_arraylike(s):
+                raise ValueError(f"GradientTape.gradient: sources must be arrays or Variables, "
+                                 f"got {type(s).__name__}")
+        grads = self._backward(targets, ogs)
+        if not self._persistent:
+            self._used = True
+            self._release()
+        out = [self._source_grad(s, grads, unconnected_gradients) for s in flat_sources]
+        return _unflatten(sources, out)
+
+    def _source_grad(self, s, grads, unconnected):
+        if not _np.issubdtype(s.dtype, _np.inexact):
+            return None  # integer and boolean sources get None, as in TensorFlow
+        g = grads.get(id(s))
+        if g is None:
+            if unconnected == "zero":
+                return tnp.zeros(s.shape, dtype=s.dtype, device=_device_of(s))
+            return None
+        return _fit(g, s)
+
+    def _check_usable(self, what):
+        if self._used and not self._persistent:
+            raise RuntimeError(f"GradientTape.{what} can only be called once on a non-persistent "
+                               f"tape; create the tape with persistent=True to call it again")
+
+    def _release(self):
+        self._nodes = []
+        self._watched = {}
+        self._stop_passive()
+
+    def _backward(self, targets, output_gradients):
+        """Cotangents of every recorded array reachable backwards from ``targets``."""
+        grads = {}
+        for t, og in zip(targets, output_gradients):
+            if not _is_arraylike(t):
+                continue
+            if og is None:
+                if not _np.issubdtype(t.dtype, _np.inexact):
+                    continue
+                og = tnp.ones(t.shape, dtype=t.dtype, device=_device_of(t))
+            _accumulate(grads, t, og)
+        was, was_passive = self._recording, self._passive
+        self._recording = self._passive = False  # the backward pass: enclosing tapes only
+        try:
+            for node in reversed(self._nodes):
+                gs = [grads.get(id(o)) for o in node.outputs]
+                if all(g is None for g in gs):
+                    continue
+                self._apply(node, gs, grads)
+        finally:
+            self._recording, self._passive = was, was_passive
+        return grads
+
+    def _apply(self, node, gs, grads):
+        for arr, v in node.versions:
+            if _version(arr) != v:
+                raise RuntimeError(
+                    f"GradientTape: an array used by tnp.{node.name} (shape {arr.shape}) was "
+                    f"modified in place after it was recorded; its gradient would be wrong. "
+                    f"Copy it before modifying it, or modify it outside the tape.")
+        rule = node.rule
+        if rule is None:
+            rule = _registry.get_rule(node.name)
+            if rule is None:
+                raise LookupError(f"No gradient defined for tnp.{node.name} (it was recorded "
+                                  f"because an input is watched); see tnp_train.autodiff.registry")
+        g = _cotangent_for(node, gs)
+        per_position = {}
+        for pos, j, x in node.inputs:
+            key = pos
+            if key not in per_position:
+                r = rule.for_position(pos) if isinstance(pos, int) else rule.for_keyword(pos)
+                per_position[key] = None if r is None else r(node.result, *node.args, **node.kwargs)(g)
+            gx = per_position[key]
+            if gx is None:
+                continue
+            if j is not None:
+                gx = gx[j]
+                if gx is None:
+                    continue
+            _accumulate(grads, x, gx)
+
+    # ------------------------------------------------------------------ jacobians
+    def jacobian(self, target, sources, unconnected_gradients="none", parallel_iterations=None,
+                 experimental_use_pfor=True):
+        """d(target[i...])/d(source[j...]) of shape ``target.shape + source.shape`` for each
+        source; mirrors ``tf.GradientTape.jacobian``."""
+        self._check_usable("jacobian")
+        flat_sources = _flatten(sources)
+        n = int(_np.prod(target.shape))
+        rows = [[] for _ in flat_sources]
+        for i in range(n):
+            onehot = tnp.zeros(n, dtype=target.dtype, device=_device_of(target))
+            onehot[i] = 1
+            grads = self._backward([target], [onehot.reshape(target.shape)])
+            for k, s in enumerate(flat_sources):
+                rows[k].append(self._source_grad(s, grads, unconnected_gradients))
+        if not self._persistent:
+            self._used = True
+            self._release()
+        out = []
+        for s, r in zip(flat_sources, rows):
+            if all(x is None for x in r):
+                out.append(None)
+                continue
+            r = [x if x is not None else tnp.zeros(s.shape, dtype=s.dtype, device=_device_of(s)) for x in r]
+            out.append(tnp.stack(r).reshape(tuple(target.shape) + tuple(s.shape)) if r else
+                       tnp.zeros(tuple(target.shape) + tuple(s.shape), dtype=s.dtype))
+        return _unflatten(sources, out)
+
+    def batch_jacobian(self, target, source, unconnected_gradients="none", parallel_iterations=None,
+                       experimental_use_pfor=True):
+        """Per-example jacobian: ``target`` (b, ...) and ``source`` (b, ...) give
+        (b, target dims..., source dims...); mirrors ``tf.GradientTape.batch_jacobian``."""
+        self._check_usable("batch_jacobian")
+        if target.shape[0] != source.shape[0]:
+            raise ValueError(f"GradientTape.batch_jacobian: batch sizes differ (target "
+                             f"{target.shape}, source {source.shape})")
+        b = target.shape[0]
+        inner = tuple(target.shape[1:])
+        m = int(_np.prod(inner))
+        cols = []
+        for j in range(m):
+            onehot = tnp.zeros((b, m), dtype=target.dtype, device=_device_of(target))
+            onehot[:, j] = 1
+            grads = self._backward([target], [onehot.reshape(target.shape)])
+            g = self._source_grad(source, grads, unconnected_gradients)
+            cols.append(g)
+        if not self._persistent:
+            self._used = True
+            self._release()
+        if all(c is None for c in cols):
+            return None
+        cols = [c if c is not None else tnp.zeros(source.shape, dtype=source.dtype) for c in cols]
+        return tnp.stack(cols, axis=1).reshape((b,) + inner + tuple(source.shape[1:]))
+
+
+# ---------------------------------------------------------------------------- helpers
+def _device_of(x):
+    return x.device if isinstance(x, ndarray) else "cpu"
+
+
+def _version(a):
+    return version_of(a._a) if isinstance(a, ndarray) else version_of(a)
+
+
+def _fit(g, x):
+    """A cotangent shaped and typed like ``x``."""
+    if not isinstance(g, ndarray):
+        g = tnp.asarray(g)
+    if g.shape != tuple(x.shape):
+        g = _registry.unbroadcast(g, tuple(x.shape))
+    if g.dtype != x.dtype and _np.issubdtype(x.dtype, _np.inexact):
+        g = g.astype(x.dtype)
+    return g
+
+
+def _accumulate(grads, x, g):
+    g = _fit(g, x)
+    k = id(x)
+    prev = grads.get(k)
+    grads[k] = g if prev is None else prev + g
+
+
+def _cotangent_for(node, gs):
+    """The cotangent structure a rule sees: one array, or a tuple/list aligned with the
+    operation's outputs (zeros for outputs nothing depended on)."""
+    res = node.result
+    if isinstance(res, ndarray):
+        return gs[0]
+    filled = []
+    k = 0
+    for r in res:
+        if isinstance(r, ndarray) and k < len(node.outputs) and r is node.outputs[k]:
+            g = gs[k]
+            filled.append(g if g is not None else tnp.zeros_like(r))
+            k += 1
+        else:
+            filled.append(None)
+    return type(res)(filled) if type(res) in (tuple, list) else tuple(filled)
+
+
+def _flatten(x):
+    if isinstance(x, (list, tuple)) and not isinstance(x, ndarray):
+        out = []
+        for e in x:
+            out.extend(_flatten(e))
+        return out
+    if isinstance(x, dict):
+        out = []
+        for k in sorted(x, key=repr):
+            out.extend(_flatten(x[k]))
+        return out
+    return [x]
+
+
+def _unflatten(structure, flat):
+    it = iter(flat)
+
+    def build(s):
+        if isinstance(s, (list, tuple)) and not isinstance(s, ndarray):
+            vals = [build(e) for e in s]
+            if hasattr(s, "_fields"):
+                return type(s)(*vals)
+            return type(s)(vals)
+        if isinstance(s, dict):
+            built = {k: build(s[k]) for k in sorted(s, key=repr)}  # the order _flatten used
+            return {k: built[k] for k in s}
+        return next(it)
+    return build(structure)
+
+
+def stop_gradient(x):
+    """The same values as ``x``, with no gradient flowing back (``tf.stop_gradient``)."""
+    if isinstance(x, ndarray):
+        return wrap(x._a, x._dev)
+    return tnp.asarray(x)
+
+
+def record_custom(args, result, rule):
+    for tape in getattr(_local, "tapes", None) or ():
+        if tape._recording:
+            tape._record_custom(args, result, rule)
+
+
+class _CustomRule:
+    __slots__ = ("grad_fn",)
+
+    def __init__(self, grad_fn):
+        self.grad_fn = grad_fn
+
+    def for_position(self, i):
+        def outer(ans, *args, **kwargs):
+            def inner(g):
+                gs = self.grad_fn(*(g if isinstance(g, tuple) else (g,)))
+                gs = gs if isinstance(gs, (tuple, list)) else (gs,)
+                return gs[i] if i < len(gs) else None
+            return inner
+        return outer
+
+    def for_keyword(self, name):
+        return None
+
+
+def custom_gradient(f):
+    """Decorator: ``f(*x)`` returns ``(y, grad_fn)``; the tape uses ``grad_fn(dy)`` (one
+    cotangent per input) instead of differentiating ``f``'s body (``tf.custom_gradient``)."""
+    import functools
+
+    @functools.wraps(f)
+    def wrapped(*args):
+        tapes = getattr(_local, "tapes", None) or []
+        paused = [t for t in tapes if t._recording]
+        for t in paused:
+            t._recording = False
+        try:
+            y, grad_fn = f(*args)
+        finally:
+            for t in paused:
+                t._recording = True
+        record_custom(args, y, _CustomRule(grad_fn))
+        return y
+    return wrapped

@@ -1,0 +1,8 @@
+"""VJPs of tnp's statistics functions."""
+from __future__ import annotations
+
+import tnp
+
+from ..registry import defvjp, nondifferentiable, no_array_output, section
+
+section("statistics")
