@@ -34,6 +34,8 @@ True_ = _np.True_
 False_ = _np.False_
 little_endian = _np.little_endian
 matrix = _np.matrix          # NumPy's matrix class (CPU only; see docs/differences.md)
+bmat = _np.bmat
+asmatrix = _np.asmatrix
 memmap = _np.memmap
 recarray = _np.recarray
 record = _np.record
@@ -59,7 +61,7 @@ from ._statistics import *  # noqa: F401,F403,E402
 from ._sets import *  # noqa: F401,F403,E402
 from ._io import *  # noqa: F401,F403,E402
 from ._misc import *  # noqa: F401,F403,E402
-from . import linalg, fft, random, lib  # noqa: E402
+from . import linalg, fft, random, lib, emath  # noqa: E402
 from .linalg import _products as _lp  # noqa: E402
 
 globals().update(_lp)
@@ -71,3 +73,18 @@ _methods.install()
 del _methods
 
 from . import testing  # noqa: E402,F401
+
+
+# Submodules that hand over to NumPy on the CPU (masked arrays, polynomial classes, string and
+# record arrays) and NumPy's tooling modules, imported on first use as NumPy does.
+_NUMPY_SUBMODULES = ("ma", "polynomial", "char", "strings", "rec", "ctypeslib", "typing",
+                     "f2py", "core", "test")
+
+
+def __getattr__(name):
+    if name in ("rec", "char"):  # their functions test for numpy.ndarray: given NumPy arrays
+        from ._misc import _handover_module
+        return _handover_module(name)
+    if name in _NUMPY_SUBMODULES:
+        return getattr(_np, name)
+    raise AttributeError(f"module 'tnp' has no attribute {name!r}")

@@ -234,8 +234,6 @@ def test_numpy_functions_tnp_does_not_wrap_run_on_host_and_return_tnp():
     import numpy.lib.recfunctions as rf
     from tnp._core.dispatch import _NUMPY_TO_TNP
     cases = [
-        (numpy.lib.scimath.sqrt, (numpy.asarray([-4.0, 4.0]),)),
-        (numpy.lib.scimath.log, (numpy.asarray([-1.0, 1.0]),)),
         (rf.structured_to_unstructured, (numpy.array([(1, 2.0), (3, 4.5)], dtype=[("a", "i4"), ("b", "f8")]),)),
         (numpy.polynomial.polynomial.polyval2d, (numpy.asarray([1.0, 2.0]), numpy.asarray([2.0, 0.5]),
                                                  numpy.arange(4.0).reshape(2, 2))),

@@ -486,6 +486,9 @@ class ufunc:
             kwargs = dict(kwargs or {})
             kwargs["out"] = outs if self.nout > 1 else outs[0]
             args = args[:self.nin]
+        ov = ufunc_overrides(args, kwargs)
+        if ov:
+            return self._override(ov, method, args, kwargs)
         name = self._name if method == "__call__" else f"{self._name}.{method}"
         np_m = self._np if method == "__call__" else getattr(self._np, method)
         uname = self._name
@@ -497,6 +500,24 @@ class ufunc:
             return f if method == "__call__" else getattr(f, method, None)
 
         return _call(name, np_m, resolve, args, kwargs)
+
+    def _override(self, overriders, method, args, kwargs):
+        """NEP 13: hand the call to the ``__array_ufunc__`` of tnp subclass arguments that
+        define their own (subclasses before their bases, then left to right), as NumPy does."""
+        kwargs = dict(kwargs or {})
+        out = kwargs.get("out")
+        if out is not None and not isinstance(out, tuple):
+            kwargs["out"] = (out,)
+        for x in overriders:
+            f = type(x).__array_ufunc__
+            if f is None:
+                continue
+            r = f(x, self, method, *args, **kwargs)
+            if r is not NotImplemented:
+                return r
+        raise TypeError(f"operand type(s) all returned NotImplemented from __array_ufunc__"
+                        f"({self!r}, {method!r}, ...): "
+                        + ", ".join(f"'{type(a).__name__}'" for a in args))
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=_np._NoValue,
                where=True):
@@ -550,9 +571,39 @@ def make_ufunc(name, section="math"):
     return u
 
 
+def ufunc_overrides(args, kwargs):
+    """The arguments (inputs and ``out=``) that are instances of tnp subclasses overriding
+    ``__array_ufunc__``, one per class, subclasses before their bases (NumPy's order)."""
+    found = []
+    for x in (*args, *_outs_of(kwargs)):
+        if isinstance(x, ndarray):
+            t = type(x)
+            if t is not ndarray and t is not Scalar and t.__array_ufunc__ is not _DEFAULT_AUF \
+                    and all(type(y) is not t for y in found):
+                for i, y in enumerate(found):
+                    if issubclass(t, type(y)):
+                        found.insert(i, x)
+                        break
+                else:
+                    found.append(x)
+    return found
+
+
+def _outs_of(kwargs):
+    out = kwargs.get("out") if kwargs else None
+    if out is None:
+        return ()
+    return out if isinstance(out, tuple) else (out,)
+
+
+_DEFAULT_AUF = ndarray.__array_ufunc__
+
+
 def numpy_ufunc_to_tnp(np_ufunc):
     """The tnp ufunc for a NumPy ufunc (``__array_ufunc__``), or a host fallback for foreign
     ufuncs (SciPy's, for example)."""
+    if isinstance(np_ufunc, ufunc):  # a subclass's __array_ufunc__ calling super() with tnp's
+        return np_ufunc
     u = _NUMPY_TO_TNP.get(np_ufunc)
     if isinstance(u, ufunc):
         return u

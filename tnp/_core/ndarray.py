@@ -160,12 +160,13 @@ def unwrap(x):
 
 
 def _prefix_error(e, name):
-    """Name the operation in a NumPy error message, keeping the exception's type."""
-    if type(e).__str__ is BaseException.__str__ and e.args and isinstance(e.args[0], str):
-        if not e.args[0].startswith(name + ":"):
-            e.args = (f"{name}: {e.args[0]}",) + e.args[1:]
-    elif hasattr(e, "add_note"):
-        e.add_note(f"(in tnp.{name})")
+    """Name the operation in a NumPy error's traceback (a note), keeping the exception's type
+    and its message: ``str(e)`` is NumPy's, so a program that prints an error (``except
+    LinAlgError as e: print(e)``) prints what it prints under NumPy."""
+    if hasattr(e, "add_note"):
+        note = f"(in tnp.{name})"
+        if note not in getattr(e, "__notes__", ()):
+            e.add_note(note)
 
 
 def _device_mismatch(opname, a, b):
@@ -183,10 +184,29 @@ def _subclass_template(*xs):
 
 
 # ---------------------------------------------------------------------------- operators
+def _overrides_ufunc(x):
+    """Whether ``x`` is an instance of a tnp subclass with its own ``__array_ufunc__``."""
+    t = type(x)
+    return t is not ndarray and t is not Scalar and isinstance(x, ndarray) and \
+        t.__array_ufunc__ is not ndarray.__array_ufunc__
+
+
+def _ufunc_named(name):
+    from .dispatch import _UFUNCS
+
+    return _UFUNCS[name]
+
+
 def _binary_slow(name, fn, a, b, reflected):
     """Everything the fast path does not take: NumPy arrays, lists, subclasses, other types."""
     if not isinstance(b, ndarray) and hasattr(b, "__array_ufunc__") and b.__array_ufunc__ is None:
         return NotImplemented
+    if _overrides_ufunc(a) or _overrides_ufunc(b):
+        # as NumPy's operators: the ufunc is called, and it defers to the subclass's override
+        if isinstance(b, ndarray) and type(b).__array_ufunc__ is None:
+            return NotImplemented
+        u = _ufunc_named(name)
+        return u(b, a) if reflected else u(a, b)
     if not isinstance(b, (ndarray, _nda, _generic, list, tuple, *_PYSCALARS)) and b is not None:
         if not hasattr(b, "__array__") and not hasattr(b, "__array_interface__"):
             # let the other operand try (e.g. a Python object defining __radd__), as NumPy does
@@ -217,7 +237,11 @@ def _binary_slow(name, fn, a, b, reflected):
     return out
 
 
-def _make_binary(name, fn):
+def _make_binary(name, fn, pyfn=None):
+    # ``pyfn`` (the ``operator`` function): between two host scalars, NumPy's scalar math, as
+    # NumPy computes ``s1 / s2``; it differs from the ufunc in its warnings and errors
+    # ("overflow encountered in scalar multiply"; int overflow warns) and in Python's own
+    # rules (``1j + np.float64(1)`` is a Python complex)
     def op(self, other):
         ts = type(self)
         t = type(other)
@@ -226,9 +250,19 @@ def _make_binary(name, fn):
                 if t is ndarray or t is Scalar:
                     if other._dev is not self._dev:
                         _device_mismatch(name, self, other)
-                    r = fn(self._a, other._a)
+                    if t is Scalar and ts is Scalar and pyfn is not None and \
+                            isinstance(self._a, _generic) and isinstance(other._a, _generic):
+                        r = pyfn(self._a, other._a)
+                    else:
+                        r = fn(self._a, other._a)
                 elif t is float or t is int or t is bool or t is complex:
-                    r = fn(self._a, other)
+                    if ts is Scalar and pyfn is not None and isinstance(self._a, _generic):
+                        r = pyfn(self._a, other)
+                    else:
+                        r = fn(self._a, other)
+                elif ts is Scalar and pyfn is not None and isinstance(other, _generic) and \
+                        isinstance(self._a, _generic):
+                    r = pyfn(self._a, other)
                 else:
                     return _binary_slow(name, fn, self, other, False)
             except Exception as e:
@@ -247,6 +281,17 @@ def _make_binary(name, fn):
 
     def rop(self, other):
         t = type(other)
+        if (t is float or t is int or t is bool or t is complex or isinstance(other, _generic)) \
+                and type(self) is Scalar and pyfn is not None and isinstance(self._a, _generic):
+            try:
+                r = pyfn(other, self._a)
+            except Exception as e:
+                _prefix_error(e, name)
+                raise
+            o = wrap_scalarize(r, self._dev)
+            if _HOOK is not None:
+                _HOOK(name, (other, self), {}, o)
+            return o
         if (t is float or t is int or t is bool or t is complex) and type(self) in (ndarray, Scalar):
             r = fn(other, self._a)
             o = wrap_scalarize(r, self._dev)
@@ -257,6 +302,8 @@ def _make_binary(name, fn):
 
     def iop(self, other):
         t = type(other)
+        if type(self) is not ndarray and _overrides_ufunc(self):
+            return _ufunc_named(name)(self, other, out=self)
         if t is ndarray or t is Scalar:
             if other._dev is not self._dev:
                 _device_mismatch(name, self, other)
@@ -264,6 +311,8 @@ def _make_binary(name, fn):
         elif t is float or t is int or t is bool or t is complex:
             o = other
         else:
+            if _overrides_ufunc(other):
+                return _ufunc_named(name)(self, other, out=self)
             o = to_backend(_np.asarray(other) if not isinstance(other, ndarray) and hasattr(other, "__array__") else other, self._dev)
         if _HOOK is not None:
             _HOOK("inplace_" + name, (self, other), {}, self)
@@ -281,9 +330,14 @@ def _make_binary(name, fn):
     return op, rop, iop
 
 
-def _make_unary(name, fn):
+def _make_unary(name, fn, pyfn=None):
     def op(self):
-        r = fn(self._a)
+        if type(self) is not ndarray and _overrides_ufunc(self):
+            return _ufunc_named(name)(self)
+        if pyfn is not None and type(self) is Scalar and isinstance(self._a, _generic):
+            r = pyfn(self._a)  # NumPy's scalar math ("overflow encountered in scalar negative")
+        else:
+            r = fn(self._a)
         o = wrap_like(r, self._dev, self)
         if _HOOK is not None:
             _HOOK(name, (self,), {}, o)
@@ -305,6 +359,15 @@ _BINARY_NAMES = {
     "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
     "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
     "lshift": "left_shift", "rshift": "right_shift",
+}
+# NumPy ufunc -> the reflected operator of its second operand (``a + b`` == ``b.__radd__(a)``)
+_REFLECTED = {
+    _np.add: "__radd__", _np.subtract: "__rsub__", _np.multiply: "__rmul__",
+    _np.divide: "__rtruediv__", _np.floor_divide: "__rfloordiv__", _np.remainder: "__rmod__",
+    _np.power: "__rpow__", _np.divmod: "__rdivmod__", _np.bitwise_and: "__rand__", _np.bitwise_or: "__ror__",
+    _np.bitwise_xor: "__rxor__", _np.left_shift: "__rlshift__", _np.right_shift: "__rrshift__",
+    _np.equal: "__eq__", _np.not_equal: "__ne__", _np.less: "__gt__", _np.less_equal: "__ge__",
+    _np.greater: "__lt__", _np.greater_equal: "__le__",
 }
 _COMPARE = {"eq": _np.equal, "ne": _np.not_equal, "lt": _np.less, "le": _np.less_equal,
             "gt": _np.greater, "ge": _np.greater_equal}
@@ -574,8 +637,17 @@ class ndarray:
         return a
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from .dispatch import numpy_ufunc_to_tnp
+        from .dispatch import numpy_ufunc_to_tnp, ufunc_overrides
 
+        if ufunc_overrides(inputs, kwargs):  # as NumPy's: it cannot handle overrides itself
+            return NotImplemented
+        if method == "__call__" and len(inputs) == 2 and not kwargs and type(inputs[1]) is Scalar \
+                and isinstance(inputs[0], _generic) and isinstance(inputs[1]._a, _generic):
+            # ``np.float32(1) / s``: NumPy's scalar operator handed over to us; answer with its
+            # scalar math, as for two NumPy scalars (through the reflected operator)
+            m = _REFLECTED.get(ufunc)
+            if m is not None:
+                return getattr(inputs[1], m)(inputs[0])
         tu = numpy_ufunc_to_tnp(ufunc)
         if tu is None:
             return NotImplemented
@@ -721,8 +793,14 @@ class ndarray:
         bump_version(self._a)
 
     def view(self, dtype=None, type=None):
-        if type is None and isinstance(dtype, builtins.type) and issubclass(dtype, ndarray):
+        if type is None and isinstance(dtype, builtins.type) and issubclass(dtype, (ndarray, _nda)):
             dtype, type = None, dtype
+        if type is not None and issubclass(type, _nda):
+            # NumPy's own classes (``x.view(np.recarray)``, np.matrix): a NumPy object on the
+            # host, as ``np.recarray(...)`` makes (a view of the same memory on the CPU)
+            h = _as_host(self._a)
+            h = _np.asarray(h) if isinstance(h, _generic) else h
+            return h.view(type) if dtype is None else h.view(dtype, type)
         r = self._a.view() if dtype is None else self._a.view(dtype)
         cls = builtins.type(self) if type is None else type
         if cls is Scalar or not cls._subclass_results:
@@ -767,23 +845,26 @@ class ndarray:
             _HOOK("transpose", (self, tuple(axes) if axes else None), {}, o)
         return o
 
-    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True, device=None):
-        a = self._a
-        dev = self._dev
+    def astype(self, dtype, *args, **kwargs):
+        """A copy cast to ``dtype``; mirrors ``numpy.ndarray.astype(dtype, order='K',
+        casting='unsafe', subok=True, copy=True)`` and takes the array API's ``device=``."""
+        if not args and not kwargs and type(self) is ndarray:
+            o = _new(ndarray)
+            o._a = self._a.astype(dtype)
+            o._dev = self._dev
+            if _HOOK is not None:
+                _HOOK("astype", (self, dtype), {}, o)
+            return o
+        return self._astype(dtype, *args, **kwargs)
+
+    def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True, device=None):
         if device is not None:
             return self.to_device(device).astype(dtype, order=order, casting=casting, copy=copy)
-        if type(a) is _nda and order == "K" and casting == "unsafe" and copy is True:
-            r = a.astype(dtype)
-        else:
-            r = a.astype(dtype, order=order, casting=casting, copy=copy)
-            if r is a:
-                return self
-        if type(self) is ndarray:
-            o = _new(ndarray)
-            o._a = r
-            o._dev = dev
-        else:
-            o = wrap_like(r, dev, self) if subok else wrap_scalarize(r, dev)
+        a = self._a
+        r = a.astype(dtype, order=order, casting=casting, copy=copy)
+        if r is a:
+            return self
+        o = wrap_like(r, self._dev, self) if subok else wrap_scalarize(r, self._dev)
         if _HOOK is not None:
             _HOOK("astype", (self, dtype), {}, o)
         return o
@@ -873,7 +954,9 @@ class ndarray:
 
 
 for _n, _f in _BINARY.items():
-    _op, _rop, _iop = _make_binary(_BINARY_NAMES[_n], _f)
+    _op, _rop, _iop = _make_binary(_BINARY_NAMES[_n], _f,
+                                   None if _n == "matmul" else getattr(operator, _n, None)
+                                   or getattr(operator, _n + "_"))
     setattr(ndarray, f"__{_n}__", _op)
     setattr(ndarray, f"__r{_n}__", _rop)
     setattr(ndarray, f"__i{_n}__", _iop)
@@ -882,15 +965,40 @@ for _n, _f in _COMPARE.items():
     # where the ufunc has no loop (``arange(3) == "a"``)
     setattr(ndarray, f"__{_n}__", _make_binary(_f.__name__, getattr(operator, _n))[0])
 for _n, (_reg, _f) in _UNARY.items():
-    setattr(ndarray, f"__{_n}__", _make_unary(_reg, _f))
+    setattr(ndarray, f"__{_n}__", _make_unary(_reg, _f, getattr(operator, _n)))
+
+
+def _host_scalar_pair(self, other):
+    """``other`` as a host scalar when ``self`` and it are both host scalars (else None)."""
+    if type(self) is not Scalar or not isinstance(self._a, _generic):
+        return None
+    t = type(other)
+    if t is Scalar:
+        return other._a if isinstance(other._a, _generic) and other._dev is self._dev else None
+    return other if t in _PYSCALARS or isinstance(other, _generic) else None
+
+
+def _scalar_divmod(self, other, a, b):
+    r = divmod(a, b)  # NumPy's scalar math ("divide by zero encountered in scalar divmod")
+    o = tuple(wrap_scalarize(x, self._dev) for x in r)
+    if _HOOK is not None:
+        _HOOK("divmod", (self, other) if a is self._a else (other, self), {}, o)
+    return o
 
 
 def _divmod(self, other):
-    return (self // other, self % other)
+    # NumPy's divmod(a, b) is the divmod ufunc (one pass, its own warnings); on scalars, scalar math
+    b = _host_scalar_pair(self, other)
+    if b is not None:
+        return _scalar_divmod(self, other, self._a, b)
+    return _ufunc_named("divmod")(self, other)
 
 
 def _rdivmod(self, other):
-    return (other // self, other % self)
+    b = _host_scalar_pair(self, other)
+    if b is not None:
+        return _scalar_divmod(self, other, b, self._a)
+    return _ufunc_named("divmod")(other, self)
 
 
 ndarray.__divmod__ = _divmod
@@ -931,6 +1039,16 @@ class Scalar(ndarray):
         a = _np.asarray(unwrap(value), dtype=dtype)
         if a.ndim != 0:
             raise ValueError(f"Scalar needs a 0-d value, got shape {a.shape}")
+        if dtype is None and a.dtype == object:
+            # a Fraction or Decimal, as the statistics module hands its result to the type of
+            # its data (``type(x)(Fraction(3, 2))``): a number, as ``np.float64(v)`` makes one
+            import numbers
+
+            v = a[()]
+            if isinstance(v, numbers.Rational) and v.denominator == 1:
+                a = _np.asarray(int(v))
+            elif isinstance(v, numbers.Real) or type(v).__name__ == "Decimal":
+                a = _np.asarray(float(v))
         return _scalar_on(a[()], CPU)
 
     def __hash__(self):
@@ -997,6 +1115,14 @@ class Scalar(ndarray):
     def as_integer_ratio(self):
         return _as_host_scalar(self).as_integer_ratio()
 
+    @property
+    def numerator(self):  # integer scalars only, as NumPy's (numbers.Integral)
+        return _as_host_scalar(self).numerator
+
+    @property
+    def denominator(self):
+        return _as_host_scalar(self).denominator
+
     def __trunc__(self):
         import math
 
@@ -1052,19 +1178,32 @@ def _scalar_on_name(value, dev_name):
 class flatiter:
     """``ndarray.flat``: a 1-d iterator over an array that reads and writes through."""
 
-    __slots__ = ("base",)
+    __slots__ = ("base", "_i")
 
     def __init__(self, base):
         self.base = base
+        self._i = 0  # the position, as NumPy's flatiter keeps one (``index``, ``coords``)
 
     def __iter__(self):
-        for v in self.base.ravel():
-            yield v
+        return self
+
+    def __next__(self):
+        i = self._i
+        if i >= self.base.size:
+            raise StopIteration
+        r = self[i]
+        self._i = i + 1
+        return r
+
+    @property
+    def index(self):
+        return self._i
 
     def __len__(self):
         return self.base.size
 
     def __getitem__(self, key):
+        self._i = 0  # indexing resets the iterator, as in NumPy
         a = self.base._a
         r = a.flat[_index_key(key, self.base._dev)]
         if a.dtype.kind == "O" and not isinstance(r, (_nda, *_gpu_types)):
@@ -1072,6 +1211,7 @@ class flatiter:
         return wrap_scalarize(r, self.base._dev)
 
     def __setitem__(self, key, value):
+        self._i = 0
         a = self.base._a
         a.flat[_index_key(key, self.base._dev)] = to_backend(value, self.base._dev)
         bump_version(a)
@@ -1084,4 +1224,9 @@ class flatiter:
 
     @property
     def coords(self):
-        return _np.unravel_index(0, self.base.shape)
+        shape, i = self.base.shape, self._i
+        if i < self.base.size:
+            return tuple(int(c) for c in _np.unravel_index(i, shape))
+        if self.base.size == 0:
+            return (0,) * len(shape)
+        return tuple(shape[:1]) + (0,) * (len(shape) - 1)  # past the end: NumPy's carry

@@ -97,4 +97,28 @@ def fromregex(file, regexp, dtype, encoding=None):
     return wrap(_np.fromregex(file, regexp, dtype, encoding=encoding), get_default_device())
 
 
-__all__ += ["load"]
+__all__ += ["load", "fromregex"]
+
+
+# ---- genfromtxt(usemask=True): NumPy's masked array, as tnp.ma is NumPy's module ---------------
+_genfromtxt_made = genfromtxt  # noqa: F821 (made above)
+_GENFROMTXT_SIG = __import__("inspect").signature(_np.genfromtxt)
+
+
+@composite("genfromtxt", SECTION)
+def genfromtxt(fname, *args, **kwargs):
+    """tnp.genfromtxt: mirrors ``numpy.genfromtxt``; with ``usemask=True`` the result is NumPy's
+    ``numpy.ma.MaskedArray`` (on the CPU; ``tnp.ma`` is ``numpy.ma``), whose mask a tnp array
+    would drop."""
+    try:
+        usemask = _GENFROMTXT_SIG.bind_partial(fname, *args, **{
+            k: v for k, v in kwargs.items() if k != "device"}).arguments.get("usemask", False)
+    except TypeError:
+        usemask = False
+    if usemask:
+        kwargs.pop("device", None)
+        return _np.genfromtxt(fname, *args, **kwargs)
+    return _genfromtxt_made(fname, *args, **kwargs)
+
+
+genfromtxt.__doc__ += "\n\nNumPy's documentation:\n\n" + (_np.genfromtxt.__doc__ or "")

@@ -27,9 +27,8 @@ __all__ += make_functions(DATETIME, "datetime", globals())
 __all__ += make_functions(META, SECTION, globals(), kind="meta")
 
 # classes and context managers re-exported unchanged: they hold no arrays of their own, or
-# (vectorize, poly1d, nditer, ndenumerate, ndindex) read tnp arrays through __array__.
+# (poly1d, nditer, ndenumerate, ndindex) read tnp arrays through __array__; vectorize is below.
 errstate = _np.errstate
-vectorize = _np.vectorize
 poly1d = _np.poly1d
 nditer = _np.nditer
 ndenumerate = _np.ndenumerate
@@ -38,3 +37,75 @@ broadcast = _np.broadcast
 busdaycalendar = _np.busdaycalendar
 __all__ += ["errstate", "vectorize", "poly1d", "nditer", "ndenumerate", "ndindex", "broadcast",
             "busdaycalendar"]
+
+
+def _on_host(backend):
+    return None  # the Python function runs on the host, element by element
+
+
+class vectorize(_np.vectorize):
+    """Mirrors ``numpy.vectorize``: tnp arrays in, tnp arrays out (NumPy's class would return
+    ``numpy.ndarray``); arrays on a GPU are computed on the host and the result copied back."""
+
+    def __call__(self, *args, **kwargs):
+        from .._core.dispatch import _call
+
+        if self.pyfunc is _np._NoValue:  # decorator with arguments: @vectorize(otypes=...)
+            return super().__call__(*args, **kwargs)
+        return _call("vectorize", super().__call__, _on_host, args, kwargs, host_ok=True)
+
+
+vectorize.__module__ = "tnp"
+
+
+# ---- NumPy submodules whose functions test for ``numpy.ndarray`` (``np.rec.array(x)``,
+# ``np.char.array(x)``): tnp hands them NumPy arrays (views on the CPU) and returns NumPy's objects
+import functools as _functools
+import types as _types
+
+
+def _to_numpy(x):
+    from .._core.ndarray import ndarray as _tnd
+
+    if isinstance(x, _tnd):
+        return _np.asarray(x)
+    if type(x) in (list, tuple) and any(isinstance(e, _tnd) for e in x):
+        return type(x)(_np.asarray(e) if isinstance(e, _tnd) else e for e in x)
+    return x
+
+
+class _HandoverModule(_types.ModuleType):
+    """NumPy's module ``mod``, its functions given NumPy arrays for tnp arrays."""
+
+    def __init__(self, mod):
+        super().__init__(mod.__name__, mod.__doc__)
+        self._numpy_module = mod
+
+    def __getattr__(self, name):
+        attr = getattr(self._numpy_module, name)
+        if isinstance(attr, _types.FunctionType):
+            fn = attr
+
+            @_functools.wraps(fn)
+            def f(*args, **kwargs):
+                return fn(*[_to_numpy(a) for a in args],
+                          **{k: _to_numpy(v) for k, v in kwargs.items()})
+            attr = f
+        setattr(self, name, attr)
+        return attr
+
+    def __dir__(self):
+        return dir(self._numpy_module)
+
+    def __repr__(self):
+        return f"<module {self.__name__!r} (NumPy's, taking tnp arrays)>"
+
+
+_handover_modules: dict = {}
+
+
+def _handover_module(name):
+    m = _handover_modules.get(name)
+    if m is None:
+        m = _handover_modules[name] = _HandoverModule(getattr(_np, name))
+    return m

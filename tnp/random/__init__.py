@@ -27,6 +27,11 @@ for _n in _np.random.__all__:
     globals()[_n] = make_function(f"random.{_n}", SECTION, kind=kind)
     __all__.append(_n)
 
+# public in numpy.random though missing from its __all__: the legacy functions' bit generator
+for _n in ("get_bit_generator", "set_bit_generator"):
+    if hasattr(_np.random, _n):
+        globals()[_n] = make_function(f"random.{_n}", SECTION, kind="meta")
+
 # bit generators and seed sequences hold no arrays: NumPy's serve unchanged
 BitGenerator = _np.random.BitGenerator
 MT19937 = _np.random.MT19937

@@ -14,12 +14,26 @@ import numpy.testing as _npt
 from .._core.ndarray import ndarray
 
 
+def _holds_tnp(x):
+    if isinstance(x, ndarray):
+        return True
+    if type(x) in (list, tuple):
+        return any(_holds_tnp(e) for e in x)
+    if type(x) is dict:
+        return any(_holds_tnp(v) for v in x.values())
+    return False
+
+
 def _host(x):
+    """tnp arrays -> NumPy arrays, also inside (nested) lists, tuples and dicts, as
+    ``numpy.testing.assert_equal`` compares those item by item."""
     if isinstance(x, ndarray):
         return _np.asarray(x.to_device("cpu")) if x.device.kind != "cpu" else _np.asarray(x)
-    if isinstance(x, (list, tuple)) and any(isinstance(e, ndarray) for e in x):
-        return type(x)(_host(e) for e in x)
-    return x
+    if not _holds_tnp(x):
+        return x
+    if type(x) is dict:
+        return {k: _host(v) for k, v in x.items()}
+    return type(x)(_host(e) for e in x)
 
 
 def _accepting_tnp(f):
@@ -29,10 +43,15 @@ def _accepting_tnp(f):
     return g
 
 
+# asserts that call a function with the given arguments (``assert_raises(E, f, x)``): ``f`` must
+# get the tnp arrays themselves, or the assert would test NumPy instead of tnp
+_CALLING = {"assert_raises", "assert_raises_regex", "assert_warns", "assert_no_warnings",
+            "assert_no_gc_cycles"}
+
 __all__ = list(_npt.__all__)
 for _n in __all__:
     _obj = getattr(_npt, _n)
-    if callable(_obj) and _n.startswith("assert_"):
+    if callable(_obj) and _n.startswith("assert_") and _n not in _CALLING:
         globals()[_n] = _accepting_tnp(_obj)
     else:
         globals()[_n] = _obj
