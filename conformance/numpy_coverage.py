@@ -101,14 +101,13 @@ DIFFERENCES = {
 
 # ------------------------------------------------------------------------------------- scope
 def scope() -> dict:
-    """module name -> list of public names (NumPy's ``__all__`` order)."""
+    """module name -> sorted list of public names (NumPy builds some ``__all__`` from sets, so
+    their order changes from one process to the next)."""
     import numpy.lib.stride_tricks  # noqa: F401
     out = {}
     for m in MODULES:
-        if m == "numpy.lib.stride_tricks":
-            out[m] = list(STRIDE_TRICKS)
-        else:
-            out[m] = list(_resolve(np, m).__all__)
+        names = STRIDE_TRICKS if m == "numpy.lib.stride_tricks" else _resolve(np, m).__all__
+        out[m] = sorted(set(names), key=lambda n: (n.lower(), n))
     return out
 
 
@@ -213,7 +212,8 @@ class _FileScan:
                 return True
             if isinstance(n, ast.Call):
                 f = n.func
-                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                name = f.id if isinstance(f, ast.Name) else \
+                    f.attr if isinstance(f, ast.Attribute) else ""
                 low = name.lower()
                 if any(w in low for w in self.COMPARE_WORDS) or low.startswith("assert_"):
                     return True
@@ -239,7 +239,9 @@ class _FileScan:
                     program_roots.add(node.args.args[0].arg)
         for qual, unit, cls in self.units():
             compares = self._compares(unit)
-            roots = {r: "numpy" for r in self._ns_params(unit) | program_roots}
+            # a program's namespace parameter is a root inside its functions only
+            roots = {r: "numpy" for r in self._ns_params(unit)
+                     | (program_roots if qual is not None else set())}
             if compares:
                 roots.update(self.tnp_roots)
             for n in ast.walk(unit):
@@ -249,8 +251,8 @@ class _FileScan:
                         self.uses.update(_chain_uses(roots[ch[0]], ch[1]))
                 elif isinstance(n, ast.Name) and compares and n.id in self.tnp_names:
                     self.uses.add(self.tnp_names[n.id])
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "getattr" \
-                        and len(n.args) >= 2:
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
+                        and n.func.id == "getattr" and len(n.args) >= 2:
                     target, key = n.args[0], n.args[1]
                     mod = None
                     if isinstance(target, ast.Name) and target.id in roots:
@@ -396,11 +398,16 @@ def _describe(module, name, tobj):
     if module == "numpy" and name in ("linalg", "fft", "random", "emath", "testing", "lib"):
         return f"tnp's module (table below)" if name != "lib" else "tnp's module: `lib.stride_tricks`"
     info = REGISTRY.get(regname)
-    if info is not None and info.function is tobj:
+    alias = ""
+    if info is None or info.function is not tobj:
+        info = next((i for i in REGISTRY.values() if i.function is tobj), None)
+        if info is not None:
+            alias = f" (alias of `{info.name}`)"
+    if info is not None:
         kinds = {"ufunc": "ufunc", "creation": "creation function", "function": "function",
                  "composite": "function", "meta": "function (no array result)",
                  "inplace": "in-place function"}
-        return f"{kinds.get(info.kind, info.kind)}, section {info.section}"
+        return f"{kinds.get(info.kind, info.kind)}, section {info.section}{alias}"
     if module == "numpy.testing" and name.startswith("assert_") and tobj is not nobj:
         return "NumPy's assert, accepting tnp arrays"
     if tobj is nobj:
@@ -416,11 +423,15 @@ def _describe(module, name, tobj):
             return "NumPy's function, re-exported"
         return "NumPy's constant"
     if isinstance(tobj, type):
+        if isinstance(nobj, type) and issubclass(tobj, nobj):
+            return "tnp's subclass of NumPy's class (tnp arrays in and out)"
         return "tnp's class"
     if callable(tobj):
         return "tnp function"
     if tobj is None and name == "newaxis":
         return "constant"
+    if hasattr(type(tobj), "__getitem__"):
+        return "tnp's index helper (`xp.NAME[...]`)".replace("NAME", name)
     return "tnp object"
 
 
@@ -528,29 +539,82 @@ def render(st=None) -> str:
               "On the CPU NumPy computes every value, so values, dtypes, shapes, printing and "
               "exception types are NumPy's. What differs is listed, with examples, in "
               "[Differences from NumPy](differences.md); in short:", ""]
-    lines += [f"- {d}" for d in KNOWN_DIFFERENCES]
+    lines += _known_differences_lines()
     lines.append("")
     return "\n".join(lines)
 
 
-KNOWN_DIFFERENCES = [
-    "**Scalars**: reductions and integer indexing return a `tnp.Scalar` (a 0-d tnp array that "
-    "prints, hashes, compares and converts as a NumPy scalar), not a `numpy.generic`: "
-    "`isinstance(s, float)`, `isinstance(s, numpy.generic)` and `numpy.isscalar(s)` are False, and "
-    "`json.dumps` needs `float(s)`. Calling a scalar type (`np.float32(1)`) gives NumPy's scalar. "
-    "([details](differences.md#scalars))",
-    "**Arrays**: `tnp.ndarray` is not a subclass of `numpy.ndarray`; `x.base` is a new wrapper "
-    "each time; `ndarray.dump` refuses to write a pickle; `matrix`, `memmap`, `recarray` are "
-    "NumPy's classes living on the CPU. ([details](differences.md#arrays))",
-    "**Subclasses of `tnp.ndarray`** are kept by more functions than NumPy keeps them "
-    "(`concatenate`, `stack`, `where`, ...), and the `*_like` functions return `tnp.ndarray`. "
-    "([details](differences.md#subclasses-of-tnpndarray))",
-    "**On a GPU**: functions CuPy lacks run on the host (with a warning); bfloat16 support "
-    "depends on CuPy; module-level random streams are CuPy's; numbers can differ in the last "
-    "bits; work is asynchronous. ([details](differences.md#on-a-gpu))",
-    "**Speed**: a thin per-call wrapper (about 1.5× NumPy's time on tiny arrays). "
-    "([details](differences.md#speed))",
+# one-line summaries of the sections of docs/differences.md (a section without one here is shown
+# with its first sentence)
+KNOWN_DIFFERENCES = {
+    "Scalars": "reductions and integer indexing return a `tnp.Scalar` (a 0-d tnp array that "
+               "prints, hashes, compares and converts as a NumPy scalar), not a `numpy.generic`: "
+               "`isinstance(s, float)`, `isinstance(s, numpy.generic)` and `numpy.isscalar(s)` "
+               "are False, `json.dumps` needs `float(s)`, and `type(s)(v)` is a tnp.Scalar. "
+               "Calling a scalar type (`np.float32(1)`) gives NumPy's scalar.",
+    "Arrays": "`tnp.ndarray` is not a subclass of `numpy.ndarray`; `x.base` is a new wrapper "
+              "each time; `ndarray.dump` refuses to write a pickle; `matrix`, `memmap`, "
+              "`recarray` are NumPy's classes living on the CPU.",
+    "Warnings and errors": "NumPy's warnings carry tnp's file and line, so a warning shown "
+                           "once per place appears once where NumPy shows it per line of the "
+                           "program; error messages are NumPy's, with a note naming the tnp "
+                           "operation.",
+    "Subclasses of `tnp.ndarray`": "kept by more functions than NumPy keeps them "
+                                   "(`concatenate`, `stack`, `where`, ...); the `*_like` "
+                                   "functions return `tnp.ndarray`; a subclass's "
+                                   "`__array_ufunc__` is called by ufuncs and operators but not "
+                                   "by tnp's reductions, and `__array_wrap__` is not called.",
+    "On a GPU": "functions CuPy lacks run on the host (with a warning); bfloat16 support depends "
+                "on CuPy; module-level random streams are CuPy's; numbers can differ in the "
+                "last bits; work is asynchronous.",
+    "Speed": "a thin per-call wrapper (about 1.5× NumPy's time on tiny arrays).",
+}
+
+# differences the coverage tests showed that docs/differences.md does not (yet) describe
+FOUND_BY_COVERAGE_TESTS = [
+    "`np.asarray(x) is x` (also `asanyarray`, `array(x, copy=False)`) is False for a tnp array: "
+    "the result is a new wrapper around the same memory (no copy is made).",
+    "`np.asanyarray(m)` of a NumPy subclass instance (`numpy.ma.MaskedArray`, `numpy.matrix`) "
+    "gives a `tnp.ndarray`; NumPy keeps the subclass.",
+    "NumPy's own objects that tnp re-exports give NumPy arrays from their methods and "
+    "attributes: bit generators (`random_raw`), `SeedSequence.generate_state`, the dict of "
+    "`random.get_state(legacy=False)`, `busdaycalendar.holidays`, `poly1d.coeffs`, "
+    "`matrix`/`recarray`/`memmap` results, `tnp.ma`/`tnp.char`/`tnp.rec` results, "
+    "`genfromtxt(usemask=True)` (a `numpy.ma.MaskedArray`) and "
+    "`testing.assert_array_max_ulp`. Convert with `np.asarray(...)` where a tnp array is needed.",
+    "`numpy.testing.overrides.allows_array_function_override(tnp.mean)` is False: tnp's "
+    "functions are its own, not NumPy's (NumPy's functions called on tnp arrays dispatch to "
+    "tnp through `__array_function__`).",
 ]
+
+
+def _differences_sections():
+    """(heading, anchor, first sentence) of each ``## `` section of docs/differences.md."""
+    import re
+
+    path = ROOT / "docs" / "differences.md"
+    if not path.exists():
+        return []
+    out = []
+    for block in re.split(r"^## ", path.read_text(), flags=re.M)[1:]:
+        heading, _, body = block.partition("\n")
+        heading = heading.strip()
+        anchor = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        para = " ".join(body.strip().split("\n\n")[0].split())
+        para = re.sub(r"^- ", "", para).replace("**", "")  # a list's first item, plain
+        first = re.split(r"(?<=[.:])\s", para, maxsplit=1)[0] if para else ""
+        out.append((heading, anchor, first))
+    return out
+
+
+def _known_differences_lines():
+    lines = []
+    for heading, anchor, first in _differences_sections():
+        summary = KNOWN_DIFFERENCES.get(heading, first)
+        lines.append(f"- **{heading}**: {summary} ([details](differences.md#{anchor}))")
+    lines += ["", "Also found by the coverage tests (not yet in differences.md):", ""]
+    lines += [f"- {d}" for d in FOUND_BY_COVERAGE_TESTS]
+    return lines
 
 
 # ---------------------------------------------------------------------------------------- main

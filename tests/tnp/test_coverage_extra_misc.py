@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-import tnp
+import tnp  # noqa: F401 (the namespace under test, through both())
 from tnp.testing import both
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -138,7 +138,7 @@ def test_helpers():
     both(err_msg, "float32")
     both(err_msg, "float64")
 
-    def printer(xp, capsys=None):
+    def printer(xp):
         xp.testing.print_assert_equal("t", [1, 2], [1, 2])
         return outcome(lambda: xp.testing.print_assert_equal("t", {"a": 1}, {"a": 2}))
     both(printer)

@@ -63,10 +63,12 @@ def test_binary_scalar_math(dtype):
 def test_errstate_raise_on_scalars_names_scalar_operation():
     for xp in (numpy, tnp):
         with xp.errstate(divide="raise", over="raise"):
-            with pytest.raises(FloatingPointError, match="^divide by zero encountered in scalar divide$"):
+            with pytest.raises(FloatingPointError) as e1:
                 xp.arange(3.0).sum() / 0
-            with pytest.raises(FloatingPointError, match="^overflow encountered in scalar multiply$"):
+            with pytest.raises(FloatingPointError) as e2:
                 xp.array([2**62]).sum() * 4
+        assert str(e1.value) == "divide by zero encountered in scalar divide"
+        assert str(e2.value) == "overflow encountered in scalar multiply"
 
 
 def test_divmod_of_arrays_is_the_divmod_ufunc():
