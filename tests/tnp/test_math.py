@@ -203,7 +203,9 @@ def test_table_ufuncs_are_tnp_ufuncs_mirroring_numpy(name):
     assert (u.nin, u.nout, u.nargs, u.signature) == (nu.nin, nu.nout, nu.nargs, nu.signature)
     assert u.identity == nu.identity or (u.identity is None and nu.identity is None)
     assert u.__name__ == nu.__name__
-    assert repr(u) == repr(nu)
+    # documented difference: a tnp ufunc is a function carrying the ufunc attributes (cheaper
+    # to call), so its repr is a function's, not "<ufunc 'add'>"
+    assert repr(u).startswith(f"<function {nu.__name__} ")
 
 
 def test_numpy_aliases_are_one_tnp_ufunc():

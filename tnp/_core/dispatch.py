@@ -326,8 +326,8 @@ def make_function(name, section, numpy_function=None, kind="function", doc_extra
             if not isinstance(target, ndarray):
                 raise TypeError(f"{name}: the array to modify must be a tnp array, "
                                 f"got {type(target).__name__}")
-            if _HOOK is not None:
-                _HOOK("setitem", (target, Ellipsis, None), {}, target)
+            if _HOOK is not None:  # an in-place write: the tape refuses it if it tracks any operand
+                _HOOK("setitem", args, kwargs, target)
             _call(name, np_fn, resolve, args, kwargs)
             bump_version(target._a)
     elif creation:
@@ -402,9 +402,28 @@ def composite(name, section, numpy_function=None):
 
 
 # ---------------------------------------------------------------------------- ufuncs
-class ufunc:
-    """A tnp universal function: ``__call__`` (``out=``, ``where=``, ``dtype=``, ``casting=``),
-    ``reduce``, ``accumulate``, ``outer``, ``at``, ``reduceat``; mirrors ``numpy.ufunc``."""
+class _UfuncType(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(getattr(obj, "_tnp_ufunc", None), _UfuncImpl) or \
+            type.__instancecheck__(cls, obj)
+
+
+class ufunc(metaclass=_UfuncType):
+    """The type of tnp's universal functions: ``isinstance(tnp.exp, tnp.ufunc)`` is True.
+
+    A tnp ufunc mirrors ``numpy.ufunc``: ``__call__`` (``out=``, ``where=``, ``dtype=``,
+    ``casting=``), ``reduce``, ``accumulate``, ``outer``, ``at``, ``reduceat``, ``nin``, ``nout``,
+    ``nargs``, ``identity``, ``signature``, ``types``. Each one is a Python function carrying
+    these as attributes (a call of a function is cheaper than a call of an object with
+    ``__call__``, and every elementwise operation pays it); its repr is a function's.
+    """
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'tnp.ufunc' instances; use the ones tnp provides")
+
+
+class _UfuncImpl:
+    """The state and methods behind one tnp ufunc (see :class:`ufunc`)."""
 
     __slots__ = ("_np", "__name__", "_name", "nin", "nout", "nargs", "identity", "signature",
                  "_methods", "__dict__")
@@ -551,7 +570,7 @@ class ufunc:
             raise TypeError(f"{self._name}.at: the first argument must be a tnp array to modify "
                             f"in place, got {type(a).__name__}")
         if _HOOK is not None:
-            _HOOK("setitem", (a, indices, None), {}, a)
+            _HOOK("setitem", args, {}, a)
         self._slow("at", args, {})
         bump_version(a._a)
 
@@ -565,7 +584,61 @@ def _ufunc_by_name(name):
 
 def make_ufunc(name, section="math"):
     np_u = getattr(_np, name)
-    u = ufunc(np_u, name)
+    impl = _UfuncImpl(np_u, name)
+    slow = impl._slow
+    binary = np_u.nin == 2
+
+    def u(*args, **kwargs):
+        if not kwargs:
+            n = len(args)
+            if n == 1:
+                a = args[0]
+                if type(a) is ndarray and a._dev is CPU:
+                    r = np_u(a._a)
+                    if type(r) is _nda:
+                        o = _new(ndarray)
+                        o._a = r
+                        o._dev = CPU
+                    else:
+                        o = wrap(r, CPU)
+                    if _HOOK is not None:
+                        _HOOK(name, args, kwargs, o)
+                    return o
+            elif n == 2 and binary:
+                a, b = args
+                ta = type(a)
+                tb = type(b)
+                if (ta is ndarray or ta is Scalar) and a._dev is CPU:
+                    if tb is ndarray or tb is Scalar:
+                        if b._dev is not CPU:
+                            return slow("__call__", args, kwargs)
+                        r = np_u(a._a, b._a)
+                    elif tb is float or tb is int or tb is bool or tb is complex:
+                        r = np_u(a._a, b)
+                    else:
+                        return slow("__call__", args, kwargs)
+                    if type(r) is _nda:
+                        o = _new(ndarray)
+                        o._a = r
+                        o._dev = CPU
+                    else:
+                        o = wrap(r, CPU)
+                    if _HOOK is not None:
+                        _HOOK(name, args, kwargs, o)
+                    return o
+        return slow("__call__", args, kwargs)
+
+    u.__name__ = u.__qualname__ = name
+    u.__module__ = "tnp"
+    u.__doc__ = impl.__doc__
+    u.__wrapped__ = np_u
+    u._tnp_ufunc = impl
+    for attr in ("reduce", "accumulate", "reduceat", "outer", "at"):
+        setattr(u, attr, getattr(impl, attr))
+    for attr in ("nin", "nout", "nargs", "identity", "signature"):
+        setattr(u, attr, getattr(impl, attr))
+    u.ntypes = np_u.ntypes
+    u.types = np_u.types
     _UFUNCS[name] = u
     register(name, u, np_u, section, "ufunc")
     return u

@@ -16,6 +16,8 @@ these tables: ``missing()`` lists those that are not, and a test fails on any.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as _np
 
 import tnp
@@ -48,12 +50,18 @@ VJPS: dict = {}              # name -> Rule
 NONDIFF: dict = {}           # name -> reason (integer/boolean output or zero derivative a.e.)
 NO_ARRAY_OUTPUT: dict = {}   # name -> reason (returns shapes, dtypes, strings, None...)
 
-_section = ["misc"]
+_section_of_module: dict = {}
 
 
 def section(name):
-    """Set the section the following rules belong to (one per tnp section)."""
-    _section[0] = name
+    """Set the section the calling module's following rules belong to (one per tnp section).
+
+    Kept per module, so a rules module that imports another one keeps its own section."""
+    _section_of_module[sys._getframe(1).f_globals.get("__name__")] = name
+
+
+def _current_section():
+    return _section_of_module.get(sys._getframe(2).f_globals.get("__name__"), "misc")
 
 
 def _names(name):
@@ -62,14 +70,16 @@ def _names(name):
 
 def defvjp(name, *rules, **keyword_rules):
     """Define the VJP rules of ``name`` (a tnp registry name such as ``'sin'`` or ``'linalg.inv'``)."""
+    sec = _current_section()
     for n in _names(name):
-        VJPS[n] = Rule(tuple(rules), dict(keyword_rules), None, _section[0])
+        VJPS[n] = Rule(tuple(rules), dict(keyword_rules), None, sec)
 
 
 def defvjp_argnum(name, rule):
     """``rule(argnum, ans, *args, **kwargs) -> (g -> cotangent)`` for every argument position."""
+    sec = _current_section()
     for n in _names(name):
-        VJPS[n] = Rule((), {}, rule, _section[0])
+        VJPS[n] = Rule((), {}, rule, sec)
 
 
 def nondifferentiable(name, reason):

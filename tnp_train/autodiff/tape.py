@@ -19,6 +19,7 @@ into a watched array) are refused with a RuntimeError: write them functionally
 """
 from __future__ import annotations
 
+import inspect
 import threading
 import weakref
 
@@ -84,11 +85,15 @@ def _deactivate():
 
 
 def _arrays_in(result):
-    """The array outputs of an operation, in order (one level of tuple/list)."""
+    """The array outputs of an operation, in order (tuples and lists, nested: histogramdd's
+    ``(counts, [edges...])``)."""
     if isinstance(result, ndarray):
         return [result]
     if isinstance(result, (tuple, list)):
-        return [r for r in result if isinstance(r, ndarray)]
+        out = []
+        for r in result:
+            out.extend(_arrays_in(r))
+        return out
     return []
 
 
@@ -225,21 +230,25 @@ class GradientTape:
 
     # ------------------------------------------------------------------ recording
     def _record(self, name, args, kwargs, result):
+        if kwargs and any(self._holds_watched(v) for k, v in kwargs.items() if k != "out"):
+            args, kwargs = _positional(name, args, kwargs)
         inputs = []
         for i, a in enumerate(args):
             if isinstance(a, ndarray) or type(a) is _np.ndarray:
                 if self._is_watched(a):
                     inputs.append((i, None, a))
             elif type(a) is list or type(a) is tuple:
-                for j, e in enumerate(a):
-                    if (isinstance(e, ndarray) or type(e) is _np.ndarray) and self._is_watched(e):
-                        inputs.append((i, j, e))
+                self._scan(a, (), i, inputs)
         out = None
         if kwargs:
             out = kwargs.get("out")
             for k, v in kwargs.items():
-                if k != "out" and isinstance(v, ndarray) and self._is_watched(v):
-                    inputs.append((k, None, v))
+                if k != "out":
+                    if isinstance(v, ndarray):
+                        if self._is_watched(v):
+                            inputs.append((k, None, v))
+                    elif type(v) is list or type(v) is tuple:
+                        self._scan(v, (), k, inputs)
         if name == "setitem" or name.startswith(_INPLACE_PREFIX):
             target = args[0]
             if inputs:
@@ -270,6 +279,23 @@ class GradientTape:
         self._nodes.append(_Node(name, args, kwargs, result, outputs, inputs, versions, None))
         for o in outputs:
             self._watched[id(o)] = o
+
+    def _scan(self, seq, path, pos, inputs):
+        """Watched arrays inside (nested) lists and tuples, with their index paths."""
+        for j, e in enumerate(seq):
+            if isinstance(e, ndarray) or type(e) is _np.ndarray:
+                if self._is_watched(e):
+                    inputs.append((pos, path + (j,), e))
+            elif type(e) is list or type(e) is tuple:
+                self._scan(e, path + (j,), pos, inputs)
+
+    def _holds_watched(self, v):
+        if isinstance(v, ndarray) or type(v) is _np.ndarray:
+            return self._is_watched(v)
+        if type(v) is list or type(v) is tuple:
+            return any((isinstance(e, ndarray) or type(e) is _np.ndarray) and self._is_watched(e)
+                       for e in v)
+        return False
 
     def _record_custom(self, args, result, rule):
         inputs = [(i, None, a) for i, a in enumerate(args)
@@ -379,8 +405,11 @@ class GradientTape:
             gx = per_position[key]
             if gx is None:
                 continue
-            if j is not None:
-                gx = gx[j]
+            if j is not None:  # an array inside (nested) lists: the rule answers in kind
+                for idx in j:
+                    gx = gx[idx]
+                    if gx is None:
+                        break
                 if gx is None:
                     continue
             _accumulate(grads, x, gx)
@@ -449,10 +478,56 @@ def _version(a):
     return version_of(a._a) if isinstance(a, ndarray) else version_of(a)
 
 
+_signatures: dict = {}
+
+
+def _positional(name, args, kwargs):
+    """Arrays passed by keyword (``tnp.sum(a=x)``, ``multi_dot(arrays=[a, b])``) moved to their
+    positions in NumPy's signature, so the rules (one per position) see them."""
+    sig = _signatures.get(name, False)
+    if sig is False:
+        sig = None
+        info = tnp.REGISTRY.get(name)
+        fn = getattr(info, "numpy_function", None) if info is not None else None
+        if fn is not None:
+            try:
+                sig = inspect.signature(fn)
+            except (TypeError, ValueError):
+                sig = None
+        _signatures[name] = sig
+    if sig is None:
+        return args, kwargs
+    try:
+        bound = sig.bind_partial(*args, **kwargs)
+    except TypeError:
+        return args, kwargs
+    new_args, new_kwargs = [], {}
+    params = list(sig.parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    last = max((i for i, p in enumerate(positional) if p.name in bound.arguments), default=-1)
+    for i, p in enumerate(positional[:last + 1]):
+        if p.name in bound.arguments:
+            new_args.append(bound.arguments[p.name])
+        elif p.default is p.empty or p.default is _np._NoValue:
+            return args, kwargs  # a gap with no usable default: leave the call as it was
+        else:
+            new_args.append(p.default)
+    for p in params:
+        if p.kind is p.VAR_POSITIONAL and p.name in bound.arguments:
+            new_args.extend(bound.arguments[p.name])
+        elif p.kind is p.KEYWORD_ONLY and p.name in bound.arguments:
+            new_kwargs[p.name] = bound.arguments[p.name]
+        elif p.kind is p.VAR_KEYWORD and p.name in bound.arguments:
+            new_kwargs.update(bound.arguments[p.name])
+    return tuple(new_args), new_kwargs
+
+
 def _fit(g, x):
     """A cotangent shaped and typed like ``x``."""
     if not isinstance(g, ndarray):
         g = tnp.asarray(g)
+    if _np.iscomplexobj(g) and not _np.issubdtype(x.dtype, _np.complexfloating):
+        g = tnp.real(g)  # a real input gets the real part of a complex cotangent
     if g.shape != tuple(x.shape):
         g = _registry.unbroadcast(g, tuple(x.shape))
     if g.dtype != x.dtype and _np.issubdtype(x.dtype, _np.inexact):
@@ -473,16 +548,19 @@ def _cotangent_for(node, gs):
     res = node.result
     if isinstance(res, ndarray):
         return gs[0]
-    filled = []
-    k = 0
-    for r in res:
-        if isinstance(r, ndarray) and k < len(node.outputs) and r is node.outputs[k]:
-            g = gs[k]
-            filled.append(g if g is not None else tnp.zeros_like(r))
-            k += 1
-        else:
-            filled.append(None)
-    return type(res)(filled) if type(res) in (tuple, list) else tuple(filled)
+    by_id = {id(o): g for o, g in zip(node.outputs, gs)}
+
+    def build(r):
+        if isinstance(r, ndarray):
+            if id(r) not in by_id:
+                return None  # an output that is also an input: no cotangent of its own
+            g = by_id[id(r)]
+            return g if g is not None else tnp.zeros_like(r)
+        if isinstance(r, (tuple, list)):
+            items = [build(e) for e in r]
+            return type(r)(items) if type(r) in (tuple, list) else tuple(items)
+        return None
+    return build(res)
 
 
 def _flatten(x):

@@ -63,10 +63,7 @@ class Variable(ndarray):
                 constraint=None, shape=None, device=None):
         if callable(initial_value) and not isinstance(initial_value, ndarray):
             initial_value = initial_value()
-        value = tnp.asarray(initial_value, dtype=dtype, device=device)
-        if isinstance(initial_value, ndarray) and value is initial_value or \
-                isinstance(initial_value, _np.ndarray) and _np.shares_memory(value, initial_value):
-            value = value.copy()  # a variable owns its buffer
+        value = tnp.array(initial_value, dtype=dtype, device=device, copy=True)  # owns its buffer
         synchronization = _enum(VariableSynchronization, synchronization, "synchronization")
         aggregation = _enum(VariableAggregation, aggregation, "aggregation")
         if synchronization is VariableSynchronization.ON_READ and trainable:

@@ -1,2 +1,2 @@
 """VJP rules, one module per tnp section (the layout of ``tnp`` itself)."""
-from . import math, manipulation, indexing, statistics, linalg, fft, other  # noqa: F401
+from . import math, manipulation, indexing, creation, statistics, linalg, fft, other, emath  # noqa: F401

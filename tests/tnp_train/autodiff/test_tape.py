@@ -1,0 +1,316 @@
+"""GradientTape behaviour, checked against hand-written NumPy gradients and finite differences."""
+import threading
+
+import numpy as np
+import pytest
+
+import tnp
+import tnp_train as tt
+from tnp_train.autodiff.check import check_grads
+
+
+def rand(*shape, seed=0):
+    return tnp.asarray(np.random.default_rng(seed).standard_normal(shape))
+
+
+def test_dense_tanh_gradient_matches_numpy():
+    x = rand(32, 8)
+    w = tt.Variable(rand(8, 4, seed=1), name="w")
+    with tt.GradientTape() as tape:
+        y = tnp.tanh(x @ w)
+        loss = tnp.mean(tnp.sum(y ** 2, axis=1))
+    dw = tape.gradient(loss, w)
+    X, W = np.asarray(x), w.numpy()
+    Y = np.tanh(X @ W)
+    expected = X.T @ ((2 * Y / 32) * (1 - Y ** 2))
+    np.testing.assert_allclose(np.asarray(dw), expected, rtol=1e-12)
+    assert type(dw) is tnp.ndarray and dw.dtype == w.dtype
+
+
+def test_tf_numpy_guide_snippet_sum_after_the_block():
+    def grad(x, wt):
+        with tt.GradientTape() as tape:
+            tape.watch(wt)
+            output = tnp.dot(x, wt)
+            output = 1 / (1 + tnp.exp(-output))
+        return tape.gradient(tnp.sum(output), wt)
+
+    x = rand(5, 3)
+    wt = rand(3, 2, seed=1)
+    X, W = np.asarray(x), np.asarray(wt)
+    s = 1 / (1 + np.exp(-(X @ W)))
+    np.testing.assert_allclose(np.asarray(grad(x, wt)), X.T @ (s * (1 - s)), rtol=1e-12)
+
+
+def test_numpy_functions_on_tnp_arrays_are_recorded():
+    x = rand(4)
+    with tt.GradientTape() as tape:
+        tape.watch(x)
+        y = np.sum(np.sin(x) * x)          # numpy's functions dispatch to tnp
+    g = tape.gradient(y, x)
+    X = np.asarray(x)
+    np.testing.assert_allclose(np.asarray(g), np.cos(X) * X + np.sin(X), rtol=1e-12)
+
+
+def test_second_gradient_call_on_non_persistent_tape_raises():
+    x = rand(3)
+    with tt.GradientTape() as tape:
+        tape.watch(x)
+        y = tnp.sum(x * x)
+    tape.gradient(y, x)
+    with pytest.raises(RuntimeError, match="non-persistent"):
+        tape.gradient(y, x)
+
+
+def test_persistent_tape_gives_several_gradients():
+    x = rand(3)
+    with tt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tnp.sum(x * x)
+        z = tnp.sum(tnp.exp(x))
+    np.testing.assert_allclose(np.asarray(tape.gradient(y, x)), 2 * np.asarray(x))
+    np.testing.assert_allclose(np.asarray(tape.gradient(z, x)), np.exp(np.asarray(x)))
+
+
+def test_sources_structure_and_unconnected_gradients():
+    a, b, c = rand(2), rand(2, seed=1), rand(2, seed=2)
+    with tt.GradientTape(persistent=True) as tape:
+        tape.watch([a, b, c])
+        y = tnp.sum(a * b)
+    g = tape.gradient(y, {"a": a, "rest": [b, (c,)]})
+    assert set(g) == {"a", "rest"}
+    np.testing.assert_allclose(np.asarray(g["a"]), np.asarray(b))
+    np.testing.assert_allclose(np.asarray(g["rest"][0]), np.asarray(a))
+    assert g["rest"][1][0] is None
+    gz = tape.gradient(y, c, unconnected_gradients="zero")
+    np.testing.assert_array_equal(np.asarray(gz), np.zeros(2))
+    with pytest.raises(ValueError):
+        tape.gradient(y, c, unconnected_gradients="bogus")
+
+
+def test_output_gradients_and_several_targets():
+    x = rand(3)
+    with tt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y1 = x * 2.0
+        y2 = x * x
+    og = rand(3, seed=5)
+    g = tape.gradient(y1, x, output_gradients=og)
+    np.testing.assert_allclose(np.asarray(g), 2 * np.asarray(og))
+    g2 = tape.gradient([y1, y2], x)  # gradient of the sum of the targets
+    np.testing.assert_allclose(np.asarray(g2), 2 + 2 * np.asarray(x))
+
+
+def test_integer_and_boolean_sources_get_none():
+    i = tnp.arange(3)
+    f = rand(3)
+    with tt.GradientTape() as tape:
+        tape.watch([i, f])
+        y = tnp.sum(f * i)
+    gi, gf = tape.gradient(y, [i, f])
+    assert gi is None
+    np.testing.assert_allclose(np.asarray(gf), np.arange(3.0))
+
+
+def test_watch_accessed_variables_and_watched_variables():
+    v1 = tt.Variable(rand(2), name="v1")
+    v2 = tt.Variable(rand(2, seed=1), name="v2", trainable=False)
+    with tt.GradientTape() as tape:
+        y = tnp.sum(v1 * v2)
+    assert tape.watched_variables() == (v1,)
+    g1, g2 = tape.gradient(y, [v1, v2])
+    np.testing.assert_allclose(np.asarray(g1), v2.numpy())
+    assert g2 is None
+    with tt.GradientTape(watch_accessed_variables=False) as tape:
+        y = tnp.sum(v1 * v1)
+    assert tape.watched_variables() == ()
+    assert tape.gradient(y, v1) is None
+
+
+def test_stop_recording_and_reset():
+    x = rand(3)
+    with tt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x
+        with tape.stop_recording():
+            z = y * 3.0             # not recorded: z is not connected
+        w = tnp.sum(y)
+    assert tape.gradient(z, x) is None
+    np.testing.assert_allclose(np.asarray(tape.gradient(w, x)), 2 * np.asarray(x))
+    tape.reset()
+    assert tape.gradient(w, x) is None
+
+
+def test_nested_tapes_give_second_derivatives():
+    x = tnp.asarray(0.7)
+    with tt.GradientTape() as outer:
+        outer.watch(x)
+        with tt.GradientTape() as inner:
+            inner.watch(x)
+            y = tnp.sin(x) * x ** 2
+        dy = inner.gradient(y, x)
+    d2y = outer.gradient(dy, x)
+    X = 0.7
+    assert float(dy) == pytest.approx(np.cos(X) * X ** 2 + 2 * X * np.sin(X), rel=1e-12)
+    assert float(d2y) == pytest.approx(-np.sin(X) * X ** 2 + 4 * X * np.cos(X) + 2 * np.sin(X),
+                                       rel=1e-12)
+
+
+def test_check_grads_order_two_through_a_small_network():
+    check_grads(lambda a, b: tnp.tanh(a @ b) * a[:, :1] + tnp.exp(-b[0]), order=2)(
+        rand(3, 4), rand(4, 2, seed=1))
+
+
+def test_jacobian_matches_finite_differences():
+    x = rand(3)
+    A = rand(2, 3, seed=3)
+    with tt.GradientTape() as tape:
+        tape.watch(x)
+        y = tnp.tanh(A @ x)
+    J = tape.jacobian(y, x)
+    X, AA = np.asarray(x), np.asarray(A)
+    expected = (1 - np.tanh(AA @ X) ** 2)[:, None] * AA
+    assert J.shape == (2, 3)
+    np.testing.assert_allclose(np.asarray(J), expected, rtol=1e-12)
+
+
+def test_batch_jacobian_is_per_example():
+    x = rand(4, 3)
+    W = rand(3, 2, seed=1)
+    with tt.GradientTape() as tape:
+        tape.watch(x)
+        y = tnp.sin(x @ W)
+    J = tape.batch_jacobian(y, x)
+    assert J.shape == (4, 2, 3)
+    X, WW = np.asarray(x), np.asarray(W)
+    expected = np.cos(X @ WW)[:, :, None] * WW.T[None]
+    np.testing.assert_allclose(np.asarray(J), expected, rtol=1e-12)
+
+
+def test_tapes_are_thread_local():
+    results = {}
+    barrier = threading.Barrier(2)
+
+    def worker(k):
+        x = tnp.asarray(float(k + 1))
+        with tt.GradientTape() as tape:
+            tape.watch(x)
+            barrier.wait()
+            y = x ** 3
+            barrier.wait()
+        results[k] = (float(tape.gradient(y, x)), len(tape._nodes))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert results[0][0] == pytest.approx(3.0) and results[1][0] == pytest.approx(12.0)
+
+
+def test_custom_gradient_replaces_the_rule():
+    @tt.custom_gradient
+    def clip_grad_identity(x):
+        def grad(dy):
+            return tnp.clip(dy, -0.5, 0.5)
+        return x * 1.0, grad
+
+    x = rand(4)
+    with tt.GradientTape() as tape:
+        tape.watch(x)
+        y = tnp.sum(clip_grad_identity(x) * 3.0)
+    np.testing.assert_allclose(np.asarray(tape.gradient(y, x)), np.full(4, 0.5))
+
+
+def test_stop_gradient_blocks_the_gradient():
+    x = rand(3)
+    with tt.GradientTape() as tape:
+        tape.watch(x)
+        y = tnp.sum(x * tt.stop_gradient(x))
+    np.testing.assert_allclose(np.asarray(tape.gradient(y, x)), np.asarray(x))
+
+
+def test_in_place_write_into_tracked_array_is_refused():
+    x = rand(3)
+    with tt.GradientTape() as tape:
+        tape.watch(x)
+        y = x * 2
+        with pytest.raises(RuntimeError, match="in-place"):
+            y[0] = 1.0
+        with pytest.raises(RuntimeError, match="in-place"):
+            y += 1.0
+        out = tnp.zeros(3)
+        with pytest.raises(RuntimeError, match="in-place"):
+            out[:] = y           # the value is tracked: its gradient would be lost
+
+
+def test_value_overwritten_after_recording_is_detected():
+    x = rand(3)
+    c = rand(3, seed=1)
+    with tt.GradientTape() as tape:
+        tape.watch(x)
+        y = tnp.sum(x * c)
+    c[0] = 10.0   # c was saved for the gradient of x * c
+    with pytest.raises(RuntimeError, match="modified in place"):
+        tape.gradient(y, x)
+
+
+def test_missing_rule_raises_lookup_error(monkeypatch):
+    from tnp_train.autodiff import registry
+    monkeypatch.delitem(registry.VJPS, "sin")
+    x = rand(2)
+    with tt.GradientTape() as tape:
+        tape.watch(x)
+        y = tnp.sin(x)
+    with pytest.raises(LookupError, match="sin"):
+        tape.gradient(y, x)
+
+
+def test_no_recording_hook_without_tapes():
+    from tnp._core import state
+    import gc
+    with tt.GradientTape() as tape:
+        x = rand(2)
+        tape.watch(x)
+        y = x * 2
+    del tape, y
+    gc.collect()
+    assert state.get_recording_hook() is None
+
+
+def test_in_place_functions_that_read_a_tracked_array_are_refused():
+    src = rand(2)
+    dst = tnp.zeros(2)
+    with tt.GradientTape() as tape:
+        tape.watch(src)
+        with pytest.raises(RuntimeError, match="in-place"):
+            tnp.copyto(dst, src * 3)
+        with pytest.raises(RuntimeError, match="in-place"):
+            tnp.add.at(dst, [0, 0], src)
+
+
+def test_arrays_passed_by_keyword_and_nested_in_lists_are_recorded():
+    a = tnp.asarray(2.0)
+    b = rand(2, 2)
+    with tt.GradientTape(persistent=True) as tape:
+        tape.watch(a)
+        y1 = tnp.sum(a=b * a)
+        y2 = tnp.sum(tnp.block([[b * a, b], [b, b]]))
+        y3 = tnp.sum(tnp.pad(b, 1, constant_values=(a, a)))
+    B = np.asarray(b)
+    assert float(tape.gradient(y1, a)) == pytest.approx(B.sum())
+    assert float(tape.gradient(y2, a)) == pytest.approx(B.sum())
+    assert float(tape.gradient(y3, a)) == pytest.approx(12.0)
+
+
+def test_nested_outputs_carry_gradients():
+    s = rand(10, 2)
+    with tt.GradientTape() as tape:
+        tape.watch(s)
+        counts, edges = tnp.histogramdd(s, bins=2)
+    g = tape.gradient(tnp.sum(edges[0]), s)
+    S = np.asarray(s)[:, 0]
+    expected = np.zeros_like(S)
+    expected[np.argmin(S)] += 3   # edges = linspace(min, max, 3): sum = 1.5 (min + max)
+    expected[np.argmax(S)] += 3
+    np.testing.assert_allclose(np.asarray(g)[:, 0], expected / 2)
