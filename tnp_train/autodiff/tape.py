@@ -271,9 +271,13 @@ class GradientTape:
         if name in _registry.NONDIFF or name in _registry.NO_ARRAY_OUTPUT:
             return  # the result carries no gradient: it is not watched
         versions = []
-        for a in _flatten(args):
+        for a in args:
             if isinstance(a, ndarray) or type(a) is _np.ndarray:
                 versions.append((a, _version(a)))
+            elif type(a) is list or type(a) is tuple:
+                for e in _flatten(a):
+                    if isinstance(e, ndarray) or type(e) is _np.ndarray:
+                        versions.append((e, _version(e)))
         for o in outputs:
             versions.append((o, _version(o)))
         self._nodes.append(_Node(name, args, kwargs, result, outputs, inputs, versions, None))
@@ -526,12 +530,15 @@ def _fit(g, x):
     """A cotangent shaped and typed like ``x``."""
     if not isinstance(g, ndarray):
         g = tnp.asarray(g)
-    if _np.iscomplexobj(g) and not _np.issubdtype(x.dtype, _np.complexfloating):
+    gd, xd = g.dtype, x.dtype
+    if gd is xd and g.shape == x.shape:  # the common case, decided without NumPy's helpers
+        return g
+    if gd.kind == "c" and xd.kind != "c":
         g = tnp.real(g)  # a real input gets the real part of a complex cotangent
     if g.shape != tuple(x.shape):
         g = _registry.unbroadcast(g, tuple(x.shape))
-    if g.dtype != x.dtype and _np.issubdtype(x.dtype, _np.inexact):
-        g = g.astype(x.dtype)
+    if g.dtype != xd and xd.kind in "fc":
+        g = g.astype(xd)
     return g
 
 
@@ -549,18 +556,19 @@ def _cotangent_for(node, gs):
     if isinstance(res, ndarray):
         return gs[0]
     by_id = {id(o): g for o, g in zip(node.outputs, gs)}
+    return _cotangent_tree(res, by_id)
 
-    def build(r):
-        if isinstance(r, ndarray):
-            if id(r) not in by_id:
-                return None  # an output that is also an input: no cotangent of its own
-            g = by_id[id(r)]
-            return g if g is not None else tnp.zeros_like(r)
-        if isinstance(r, (tuple, list)):
-            items = [build(e) for e in r]
-            return type(r)(items) if type(r) in (tuple, list) else tuple(items)
-        return None
-    return build(res)
+
+def _cotangent_tree(r, by_id):
+    if isinstance(r, ndarray):
+        if id(r) not in by_id:
+            return None  # an output that is also an input: no cotangent of its own
+        g = by_id[id(r)]
+        return g if g is not None else tnp.zeros_like(r)
+    if isinstance(r, (tuple, list)):
+        items = [_cotangent_tree(e, by_id) for e in r]
+        return type(r)(items) if type(r) in (tuple, list) else tuple(items)
+    return None
 
 
 def _flatten(x):
@@ -578,19 +586,21 @@ def _flatten(x):
 
 
 def _unflatten(structure, flat):
-    it = iter(flat)
+    return _build(structure, iter(flat))
 
-    def build(s):
-        if isinstance(s, (list, tuple)) and not isinstance(s, ndarray):
-            vals = [build(e) for e in s]
-            if hasattr(s, "_fields"):
-                return type(s)(*vals)
-            return type(s)(vals)
-        if isinstance(s, dict):
-            built = {k: build(s[k]) for k in sorted(s, key=repr)}  # the order _flatten used
-            return {k: built[k] for k in s}
-        return next(it)
-    return build(structure)
+
+def _build(s, it):
+    # a module-level function, not a closure that calls itself: such a closure is a reference
+    # cycle that would keep every gradient alive until the cyclic garbage collector runs
+    if isinstance(s, (list, tuple)) and not isinstance(s, ndarray):
+        vals = [_build(e, it) for e in s]
+        if hasattr(s, "_fields"):
+            return type(s)(*vals)
+        return type(s)(vals)
+    if isinstance(s, dict):
+        built = {k: _build(s[k], it) for k in sorted(s, key=repr)}  # the order _flatten used
+        return {k: built[k] for k in s}
+    return next(it)
 
 
 def stop_gradient(x):

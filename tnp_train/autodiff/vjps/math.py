@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
+from tnp._core.ndarray import unwrap, wrap
 
 from ..registry import defvjp, nondifferentiable, section
 
@@ -57,10 +58,22 @@ defvjp("nextafter", _g, None)
 
 
 def _balanced(ans, x, y, mine):
-    """Ties in max/min share the gradient equally (as autograd does)."""
-    hit_x = (x == ans)
-    hit_y = (y == ans)
-    return lambda g: g * (hit_x if mine == 0 else hit_y) / (hit_x.astype(ans.dtype) + hit_y)
+    """Ties in max/min share the gradient equally (as autograd does).
+
+    The mask is piecewise constant in the inputs (its derivative is zero), so it is computed on
+    the backend arrays directly: one fused pass instead of several recorded tnp operations
+    (``maximum(z, 0)`` is every ReLU); only ``g * mask`` is a tnp operation."""
+    def vjp(g):
+        a = ans._a
+        hx = _np.equal(unwrap(x), a)
+        hy = _np.equal(unwrap(y), a)
+        win, other = (hx, hy) if mine == 0 else (hy, hx)
+        mask = win.astype(g.dtype if _np.issubdtype(g.dtype, _np.inexact) else a.dtype)
+        ties = win & other
+        if ties.any():
+            mask = _np.where(ties, mask.dtype.type(0.5), mask)
+        return g * wrap(mask, ans.device)
+    return vjp
 
 
 for _name in ("maximum", "minimum", "fmax", "fmin"):
