@@ -66,10 +66,8 @@ def bump_version(a):
 
 
 def version_of(a):
-    """The write count of the buffer under backend array ``a``."""
-    if isinstance(a, _generic):
-        return 0
-    r = _root(a)
+    """The write count of the buffer under backend array ``a`` (0 for scalars)."""
+    r = a if a.base is None else _root(a)  # most arrays own their memory; NumPy scalars too
     e = _versions.get(id(r))
     return e[0] if e is not None and e[1]() is r else 0
 
@@ -814,18 +812,17 @@ class ndarray:
             _HOOK("view", (self,), {"dtype": dtype}, o)
         return o
 
-    def reshape(self, *shape, **kwargs):
-        if kwargs:
-            if len(shape) == 1:
-                shape = shape[0]
-            r = self._a.reshape(_shape_arg(shape), **kwargs)
-        else:
+    def reshape(self, *shape, order="C", copy=None):
+        """A view (or copy) with a new shape; mirrors ``numpy.ndarray.reshape``."""
+        a = self._a
+        if order == "C" and copy is None:
             try:
-                r = self._a.reshape(*shape)
+                r = a.reshape(*shape)
             except TypeError:
-                if len(shape) == 1:
-                    shape = shape[0]
-                r = self._a.reshape(_shape_arg(shape))
+                r = a.reshape(_shape_arg(shape[0] if len(shape) == 1 else shape))
+        else:
+            s = _shape_arg(shape[0] if len(shape) == 1 else shape)
+            r = a.reshape(s, order=order) if copy is None else a.reshape(s, order=order, copy=copy)
         if type(self) is ndarray:
             o = _new(ndarray)
             o._a = r
@@ -833,7 +830,8 @@ class ndarray:
         else:
             o = wrap_like(r, self._dev, self)
         if _HOOK is not None:
-            _HOOK("reshape", (self, shape[0] if len(shape) == 1 else shape), kwargs, o)
+            _HOOK("reshape", (self, shape[0] if len(shape) == 1 else shape),
+                  {} if order == "C" else {"order": order}, o)
         return o
 
     def transpose(self, *axes):

@@ -41,6 +41,17 @@ _active_lock = threading.Lock()
 _INPLACE_PREFIX = "inplace_"
 
 
+_inexact_dtypes: dict = {}
+
+
+def _inexact(dt):
+    """Whether a dtype carries gradients (floating or complex, bfloat16 included); cached."""
+    r = _inexact_dtypes.get(dt)
+    if r is None:
+        r = _inexact_dtypes[dt] = bool(_np.issubdtype(dt, _np.inexact))
+    return r
+
+
 def _thread_tapes():
     t = getattr(_local, "tapes", None)
     if t is None:
@@ -205,7 +216,7 @@ class GradientTape:
         for t in _flatten(tensor):
             if not _is_arraylike(t):
                 raise ValueError(f"GradientTape.watch: can only watch arrays, got {type(t).__name__}")
-            if not _np.issubdtype(t.dtype, _np.inexact):
+            if not _inexact(t.dtype):
                 continue  # integer/boolean values carry no gradient, as in TF (TF warns)
             self._watch_one(t)
 
@@ -223,7 +234,7 @@ class GradientTape:
         if id(x) in self._watched:
             return True
         if self._recording and self._watch_accessed and type(x) is Variable and x._trainable and \
-                _np.issubdtype(x.dtype, _np.inexact):
+                _inexact(x.dtype):
             self._watch_one(x)
             return True
         return False
@@ -265,22 +276,31 @@ class GradientTape:
                                        f"tape is tracking; call it without out=")
         if not inputs:
             return
-        outputs = [o for o in _arrays_in(result) if all(o is not x for _, _, x in inputs)]
+        if isinstance(result, ndarray):  # the common case: one array out
+            outputs = [result] if all(result is not x for _, _, x in inputs) else []
+        else:
+            outputs = [o for o in _arrays_in(result) if all(o is not x for _, _, x in inputs)]
         if not outputs:
             return
-        if name in _registry.NONDIFF or name in _registry.NO_ARRAY_OUTPUT:
+        rule = _registry.VJPS.get(name)
+        if rule is None and (name in _registry.NONDIFF or name in _registry.NO_ARRAY_OUTPUT):
             return  # the result carries no gradient: it is not watched
+        # (backend array, its buffer's write count): checked before the rule uses the values
         versions = []
         for a in args:
-            if isinstance(a, ndarray) or type(a) is _np.ndarray:
-                versions.append((a, _version(a)))
+            if isinstance(a, ndarray):
+                versions.append((a._a, version_of(a._a)))
+            elif type(a) is _np.ndarray:
+                versions.append((a, version_of(a)))
             elif type(a) is list or type(a) is tuple:
                 for e in _flatten(a):
-                    if isinstance(e, ndarray) or type(e) is _np.ndarray:
-                        versions.append((e, _version(e)))
+                    if isinstance(e, ndarray):
+                        versions.append((e._a, version_of(e._a)))
+                    elif type(e) is _np.ndarray:
+                        versions.append((e, version_of(e)))
         for o in outputs:
-            versions.append((o, _version(o)))
-        self._nodes.append(_Node(name, args, kwargs, result, outputs, inputs, versions, None))
+            versions.append((o._a, version_of(o._a)))
+        self._nodes.append(_Node(name, args, kwargs, result, outputs, inputs, versions, rule))
         for o in outputs:
             self._watched[id(o)] = o
 
@@ -344,7 +364,7 @@ class GradientTape:
         return _unflatten(sources, out)
 
     def _source_grad(self, s, grads, unconnected):
-        if not _np.issubdtype(s.dtype, _np.inexact):
+        if not _inexact(s.dtype):
             return None  # integer and boolean sources get None, as in TensorFlow
         g = grads.get(id(s))
         if g is None:
@@ -370,7 +390,7 @@ class GradientTape:
             if not _is_arraylike(t):
                 continue
             if og is None:
-                if not _np.issubdtype(t.dtype, _np.inexact):
+                if not _inexact(t.dtype):
                     continue
                 og = tnp.ones(t.shape, dtype=t.dtype, device=_device_of(t))
             _accumulate(grads, t, og)
@@ -388,7 +408,7 @@ class GradientTape:
 
     def _apply(self, node, gs, grads):
         for arr, v in node.versions:
-            if _version(arr) != v:
+            if version_of(arr) != v:
                 raise RuntimeError(
                     f"GradientTape: an array used by tnp.{node.name} (shape {arr.shape}) was "
                     f"modified in place after it was recorded; its gradient would be wrong. "

@@ -68,11 +68,11 @@ def _balanced(ans, x, y, mine):
         hx = _np.equal(unwrap(x), a)
         hy = _np.equal(unwrap(y), a)
         win, other = (hx, hy) if mine == 0 else (hy, hx)
-        mask = win.astype(g.dtype if _np.issubdtype(g.dtype, _np.inexact) else a.dtype)
         ties = win & other
         if ties.any():
-            mask = _np.where(ties, mask.dtype.type(0.5), mask)
-        return g * wrap(mask, ans.device)
+            dt = g.dtype if _np.issubdtype(g.dtype, _np.inexact) else a.dtype
+            win = _np.where(ties, dt.type(0.5), win.astype(dt))
+        return g * wrap(win, ans.device)  # a boolean mask: one pass, g's dtype
     return vjp
 
 
