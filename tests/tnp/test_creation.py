@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 import tnp
-from tnp.testing import assert_same, both
+from tnp.testing import assert_same
+from tnp.testing.differential import same
 
 DTYPES = [numpy.int32, numpy.float64, numpy.complex64, numpy.bool_]
 SHAPES = [(), (4,), (2, 3), (2, 0, 3)]
@@ -22,20 +23,6 @@ D1 = tnp.device("cpu:1")   # the fake second CPU device
 def sample(shape, dtype=numpy.int64):
     """A small array of ``shape`` and ``dtype`` with varied values (negatives, zeros, repeats)."""
     return (numpy.arange(math.prod(shape)) % 7 - 3).reshape(shape).astype(dtype)
-
-
-def same(fn, *arrays, **kw):
-    """``fn(xp, *arrays)`` agrees between NumPy and tnp (values, dtype, shape, kind of result and
-    of container, or the exception type), each array given as ``xp.array``."""
-    results = {}
-
-    def run(xp, *a):
-        results[xp] = fn(xp, *[xp.array(x) for x in a])
-        return results[xp]
-    expected = both(run, *arrays, **kw)
-    if tnp in results and isinstance(expected, (tuple, list)):
-        assert type(results[tnp]).__name__ == type(expected).__name__, "different kinds of sequence"
-    return expected
 
 
 small_arrays = hnp.arrays(st.sampled_from([numpy.int16, numpy.float32, numpy.float64, numpy.bool_]),

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 import tnp
-from tnp.testing import assert_same, both
+from tnp.testing import assert_same
+from tnp.testing.differential import same, same_on_cpu1
 
 DTYPES = [numpy.int16, numpy.float64, numpy.complex64, numpy.bool_]
 SHAPES = [(6,), (2, 3), (2, 3, 4)]
@@ -21,29 +22,6 @@ SHAPES = [(6,), (2, 3), (2, 3, 4)]
 def sample(shape, dtype=numpy.int64):
     """A small array of ``shape`` and ``dtype`` with varied values (negatives, zeros, repeats)."""
     return (numpy.arange(math.prod(shape)) % 7 - 3).reshape(shape).astype(dtype)
-
-
-def same(fn, *arrays, **kw):
-    """``fn(xp, *arrays)`` agrees between NumPy and tnp (values, dtype, shape, kind of result and
-    of container, or the exception type), each array given as ``xp.array``."""
-    results = {}
-
-    def run(xp, *a):
-        results[xp] = fn(xp, *[xp.array(x) for x in a])
-        return results[xp]
-    expected = both(run, *arrays, **kw)
-    if tnp in results and isinstance(expected, (tuple, list)):
-        assert type(results[tnp]).__name__ == type(expected).__name__, "different kinds of sequence"
-    return expected
-
-
-def same_on_cpu1(fn, *arrays):
-    """``fn`` on tnp arrays on the fake device ``cpu:1`` gives NumPy's results, on ``cpu:1``."""
-    expected = fn(numpy, *arrays)
-    got = fn(tnp, *[tnp.asarray(a, device="cpu:1") for a in arrays])
-    assert_same(expected, got)
-    for g in (got if isinstance(got, (tuple, list)) else [got]):
-        assert g.device == tnp.device("cpu:1")
 
 
 def every(shapes=SHAPES, dtypes=DTYPES[:2]):

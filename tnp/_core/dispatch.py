@@ -16,7 +16,6 @@ coverage tests are checked against.
 """
 from __future__ import annotations
 
-import functools
 import warnings
 
 import numpy as _np
@@ -24,7 +23,7 @@ import numpy as _np
 from . import state as _state
 from .devices import CPU, get_default_device, device as _to_device
 from .ndarray import (
-    Scalar, _gpu_types, _nda, _new, bump_version, ndarray, wrap, wrap_scalarize, _as_host,
+    Scalar, _gpu_types, _nda, _new, bump_version, ndarray, wrap, wrap_scalarize,
     _prefix_error,
 )
 

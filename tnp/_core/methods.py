@@ -4,7 +4,7 @@ function are one implementation and the tape sees one name."""
 from __future__ import annotations
 
 from .dispatch import REGISTRY
-from .ndarray import ndarray, wrap_like, _HOOK as _unused  # noqa: F401
+from .ndarray import ndarray, wrap_like
 from . import ndarray as _ndmod
 
 # method name -> registry name of the function it calls with the array first
@@ -42,8 +42,6 @@ def install():
         return compress(condition, self, axis=axis, out=out)
 
     ndarray.compress = compress_method
-
-    ravel = REGISTRY["ravel"].function
 
     def flatten(self, order="C"):
         """A 1-d copy of the array; mirrors ``numpy.ndarray.flatten``."""

@@ -18,7 +18,7 @@ import weakref
 import numpy as _np
 
 from . import state as _state
-from .devices import CPU, Device, device as _device, get_default_device
+from .devices import CPU, device as _device, get_default_device
 
 __all__ = ["ndarray", "Scalar", "wrap", "unwrap", "to_backend", "bump_version", "version_of"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from .._core.dispatch import make_functions, make_function, composite
+from .._core.dispatch import make_functions, composite
 from .._core.ndarray import ndarray, wrap
 from .._core.devices import device as _device, get_default_device
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from .._core.dispatch import make_functions, composite, _Ctx, _unwrap
+from .._core.dispatch import make_functions, composite
 from .._core.devices import get_default_device
 from .._core.ndarray import wrap
 

@@ -2,9 +2,7 @@
 tests, logical operations, comparison."""
 from __future__ import annotations
 
-import numpy as _np
-
-from .._core.dispatch import make_functions, make_ufunc, REGISTRY
+from .._core.dispatch import make_functions, make_ufunc
 
 SECTION = "logic"
 

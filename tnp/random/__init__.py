@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from .._core.dispatch import make_function, _call, register, _Ctx, _unwrap
+from .._core.dispatch import make_function, _call, register
 from .._core.ndarray import ndarray, bump_version
 
 SECTION = "random"

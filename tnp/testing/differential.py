@@ -63,3 +63,30 @@ def both(fn, *args, rtol=0.0, atol=0.0, **kwargs):
     got = fn(tnp, *args, **kwargs)
     assert_same(expected, got, rtol=rtol, atol=atol)
     return expected
+
+
+def same(fn, *arrays, **kw):
+    """``fn(xp, *arrays)`` agrees between NumPy and tnp (values, dtype, shape, kind of result and
+    of container, or the exception type), each array given as ``xp.array``."""
+    import tnp
+
+    results = {}
+
+    def run(xp, *a):
+        results[xp] = fn(xp, *[xp.array(x) for x in a])
+        return results[xp]
+    expected = both(run, *arrays, **kw)
+    if tnp in results and isinstance(expected, (tuple, list)):
+        assert type(results[tnp]).__name__ == type(expected).__name__, "different kinds of sequence"
+    return expected
+
+
+def same_on_cpu1(fn, *arrays):
+    """``fn`` on tnp arrays on the fake device ``cpu:1`` gives NumPy's results, on ``cpu:1``."""
+    import tnp
+
+    expected = fn(_np, *arrays)
+    got = fn(tnp, *[tnp.asarray(a, device="cpu:1") for a in arrays])
+    assert_same(expected, got)
+    for g in (got if isinstance(got, (tuple, list)) else [got]):
+        assert g.device == tnp.device("cpu:1")
