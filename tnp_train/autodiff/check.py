@@ -12,7 +12,7 @@ import tnp
 
 from .tape import GradientTape
 
-__all__ = ["check_grads", "numerical_vjp_dot"]
+__all__ = ["check_grads", "numerical_vjp_dot", "grad", "grad_of"]
 
 
 def _float_positions(args):
@@ -85,3 +85,21 @@ def numerical_vjp_dot(f, x, u, v, eps=1e-6):
     hi = f(x + eps * v)
     lo = f(x - eps * v)
     return float(tnp.sum(u * (hi - lo))) / (2 * eps)
+
+
+def grad(f, *xs):
+    """The gradients of ``f(*xs)`` with respect to every ``x`` (each watched on a fresh tape)."""
+    with GradientTape() as tape:
+        for x in xs:
+            tape.watch(x)
+        y = f(*xs)
+    return tape.gradient(y, list(xs))
+
+
+def grad_of(f, x, *rest, u=None):
+    """The gradient of ``sum(u * f(x, *rest))`` with respect to ``x`` (``u``: ones by default)."""
+    with GradientTape() as t:
+        t.watch(x)
+        y = f(x, *rest)
+        target = tnp.sum(y if u is None else y * u)
+    return t.gradient(target, x)

@@ -1,6 +1,5 @@
 """The registry is complete: every tnp function has a VJP or a declaration, and so does every
 name the operators, methods and indexing report to the tape."""
-import numpy as np
 import pytest
 
 import tnp

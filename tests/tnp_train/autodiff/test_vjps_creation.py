@@ -6,7 +6,7 @@ import pytest
 import tnp
 import tnp_train as tt
 from tnp_train.autodiff import registry
-from tnp_train.autodiff.check import check_grads
+from tnp_train.autodiff.check import check_grads, grad
 
 
 def R(*shape, seed=0):
@@ -114,14 +114,6 @@ def test_check_grads(name, f, shapes):
     make = P if name in POSITIVE else R
     args = [make(*s, seed=i) for i, s in enumerate(shapes)]
     check_grads(f, order=2)(*args)
-
-
-def grad(f, *xs):
-    with tt.GradientTape() as tape:
-        for x in xs:
-            tape.watch(x)
-        y = f(*xs)
-    return tape.gradient(y, list(xs))
 
 
 def test_linspace_values_of_gradient():

@@ -6,7 +6,7 @@ import pytest
 import tnp
 import tnp_train as tt
 from tnp_train.autodiff import registry
-from tnp_train.autodiff.check import check_grads
+from tnp_train.autodiff.check import check_grads, grad
 from tnp_train.autodiff.vjps.indexing import gather_vjp, untake
 
 
@@ -96,14 +96,6 @@ CASES = [
 def test_check_grads(f, shapes):
     args = [R(*s, seed=i) for i, s in enumerate(shapes)]
     check_grads(f, order=2)(*args)
-
-
-def grad(f, *xs):
-    with tt.GradientTape() as tape:
-        for x in xs:
-            tape.watch(x)
-        y = f(*xs)
-    return tape.gradient(y, list(xs))
 
 
 def test_getitem_repeated_indices_accumulate():

@@ -9,6 +9,7 @@ import pytest
 
 import tnp
 from tnp_train.autodiff import GradientTape, check_grads, registry
+from tnp_train.autodiff.check import grad_of
 
 
 def arr(shape, seed=0, scale=1.0, shift=0.0):
@@ -18,15 +19,6 @@ def arr(shape, seed=0, scale=1.0, shift=0.0):
 
 def sq(y):
     return y * y
-
-
-def grad_of(f, x, *rest, u=None):
-    """The gradient of sum(u * f(x, *rest)) with respect to x (u: ones by default)."""
-    with GradientTape() as t:
-        t.watch(x)
-        y = f(x, *rest)
-        target = tnp.sum(y if u is None else y * u)
-    return t.gradient(target, x)
 
 
 def jacobian_T_dot(np_f, x, g):

@@ -7,6 +7,7 @@ import pytest
 
 import tnp
 from tnp_train.autodiff import GradientTape, check_grads, registry
+from tnp_train.autodiff.check import grad_of
 
 
 def arr(shape, seed=0, scale=1.0, shift=0.0):
@@ -22,15 +23,6 @@ def with_nans(shape, seed, every=4):
 
 def sq(y):
     return y * y
-
-
-def grad_of(f, x, *rest, u=None):
-    """The gradient of sum(u * f(x, *rest)) with respect to x (u: ones by default)."""
-    with GradientTape() as t:
-        t.watch(x)
-        y = f(x, *rest)
-        target = tnp.sum(y if u is None else y * u)
-    return t.gradient(target, x)
 
 
 STAT_NAMES = ["amax", "amin", "average", "bincount", "corrcoef", "correlate", "cov", "histogram",
