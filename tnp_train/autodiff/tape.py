@@ -243,13 +243,15 @@ class GradientTape:
     def _record(self, name, args, kwargs, result):
         if kwargs and any(self._holds_watched(v) for k, v in kwargs.items() if k != "out"):
             args, kwargs = _positional(name, args, kwargs)
+        watched = self._watched
         inputs = []
         for i, a in enumerate(args):
-            if isinstance(a, ndarray) or type(a) is _np.ndarray:
-                if self._is_watched(a):
-                    inputs.append((i, None, a))
-            elif type(a) is list or type(a) is tuple:
+            ta = type(a)
+            if ta is list or ta is tuple:
                 self._scan(a, (), i, inputs)
+            elif (isinstance(a, ndarray) or ta is _np.ndarray) and (
+                    id(a) in watched or self._is_watched(a)):
+                inputs.append((i, None, a))
         out = None
         if kwargs:
             out = kwargs.get("out")
@@ -260,22 +262,20 @@ class GradientTape:
                             inputs.append((k, None, v))
                     elif type(v) is list or type(v) is tuple:
                         self._scan(v, (), k, inputs)
-        if name == "setitem" or name.startswith(_INPLACE_PREFIX):
-            target = args[0]
-            if inputs:
-                raise RuntimeError(
-                    f"GradientTape: in-place write ({name.replace(_INPLACE_PREFIX, '') + '=' if name != 'setitem' else 'item assignment'}) "
-                    f"into or from an array the tape is tracking (shape {getattr(target, 'shape', '?')}); "
-                    f"gradients through in-place writes are not recorded. Compute a new array "
-                    f"instead (tnp.where, tnp.concatenate, x + y).")
-            return
-        if out is not None:
-            for o in _flatten(out):
-                if isinstance(o, ndarray) and id(o) in self._watched:
-                    raise RuntimeError(f"GradientTape: {name}(..., out=) writes into an array the "
-                                       f"tape is tracking; call it without out=")
+            if out is not None:
+                for o in _flatten(out):
+                    if isinstance(o, ndarray) and id(o) in watched:
+                        raise RuntimeError(f"GradientTape: {name}(..., out=) writes into an array "
+                                           f"the tape is tracking; call it without out=")
         if not inputs:
             return
+        if name == "setitem" or name.startswith(_INPLACE_PREFIX):
+            what = "item assignment" if name == "setitem" else name[len(_INPLACE_PREFIX):] + "="
+            raise RuntimeError(
+                f"GradientTape: in-place write ({what}) into or from an array the tape is "
+                f"tracking (shape {getattr(args[0], 'shape', '?')}); gradients through in-place "
+                f"writes are not recorded. Compute a new array instead (tnp.where, "
+                f"tnp.concatenate, x + y).")
         if isinstance(result, ndarray):  # the common case: one array out
             outputs = [result] if all(result is not x for _, _, x in inputs) else []
         else:
@@ -289,7 +289,8 @@ class GradientTape:
         versions = []
         for a in args:
             if isinstance(a, ndarray):
-                versions.append((a._a, version_of(a._a)))
+                b = a._a
+                versions.append((b, version_of(b)))
             elif type(a) is _np.ndarray:
                 versions.append((a, version_of(a)))
             elif type(a) is list or type(a) is tuple:
@@ -299,10 +300,10 @@ class GradientTape:
                     elif type(e) is _np.ndarray:
                         versions.append((e, version_of(e)))
         for o in outputs:
-            versions.append((o._a, version_of(o._a)))
+            b = o._a
+            versions.append((b, version_of(b)))
+            watched[id(o)] = o
         self._nodes.append(_Node(name, args, kwargs, result, outputs, inputs, versions, rule))
-        for o in outputs:
-            self._watched[id(o)] = o
 
     def _scan(self, seq, path, pos, inputs):
         """Watched arrays inside (nested) lists and tuples, with their index paths."""
@@ -356,6 +357,10 @@ class GradientTape:
             if not _is_arraylike(s):
                 raise ValueError(f"GradientTape.gradient: sources must be arrays or Variables, "
                                  f"got {type(s).__name__}")
+        if not self._persistent:
+            # a one-shot tape stops following arrays now: with no other tape about, the
+            # backward pass then runs without the recording hook at all
+            self._stop_passive()
         grads = self._backward(targets, ogs)
         if not self._persistent:
             self._used = True
@@ -398,9 +403,16 @@ class GradientTape:
         self._recording = self._passive = False  # the backward pass: enclosing tapes only
         try:
             for node in reversed(self._nodes):
-                gs = [grads.get(id(o)) for o in node.outputs]
-                if all(g is None for g in gs):
-                    continue
+                outs = node.outputs
+                if len(outs) == 1:
+                    g = grads.get(id(outs[0]))
+                    if g is None:
+                        continue
+                    gs = [g]
+                else:
+                    gs = [grads.get(id(o)) for o in outs]
+                    if all(g is None for g in gs):
+                        continue
                 self._apply(node, gs, grads)
         finally:
             self._recording, self._passive = was, was_passive
