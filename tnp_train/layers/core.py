@@ -56,7 +56,7 @@ class Dense(Layer):
         super().build(input_shape)
 
     def call(self, inputs):
-        x = tnp.asarray(inputs)
+        x = inputs if isinstance(inputs, tnp.ndarray) else tnp.asarray(inputs)
         if x.shape[-1] != self.kernel.shape[0]:
             raise ValueError(f"{self.name}: inputs of shape {x.shape} do not fit a kernel of shape "
                              f"{self.kernel.shape}")

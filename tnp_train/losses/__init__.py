@@ -43,20 +43,21 @@ class Loss:
 
 
 def _float(x):
-    x = tnp.asarray(x)
+    if not isinstance(x, tnp.ndarray):
+        x = tnp.asarray(x)
     return x if x.dtype in (_np.float32, _np.float64) else x.astype("float32")
 
 
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
     """Per-sample ``-log p[y_true]``; mirrors ``tf.keras.losses.sparse_categorical_crossentropy``."""
     y_pred = _float(y_pred)
-    labels = tnp.asarray(y_true)
+    labels = y_true if isinstance(y_true, tnp.ndarray) else tnp.asarray(y_true)
     if labels.ndim == y_pred.ndim:  # (batch, 1) labels, as Keras accepts
         labels = tnp.squeeze(labels, axis=-1)
     if labels.shape != y_pred.shape[:-1]:
         raise ValueError(f"sparse_categorical_crossentropy: labels of shape {labels.shape} do not "
                          f"match predictions of shape {y_pred.shape}")
-    idx = tnp.expand_dims(labels.astype("int64"), -1)
+    idx = tnp.expand_dims(labels.astype("int64", copy=False), -1)
     if from_logits:
         z = y_pred - stop_gradient(tnp.max(y_pred, axis=axis, keepdims=True))
         lse = tnp.log(tnp.sum(tnp.exp(z), axis=axis, keepdims=True))

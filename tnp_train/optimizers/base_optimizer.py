@@ -87,7 +87,7 @@ class Optimizer:
             raise ValueError(f"{self._name}.apply_gradients: no gradients provided for any variable")
         if experimental_aggregate_gradients:
             pairs = self.aggregate_gradients(pairs)
-        grads = self._clip([tnp.asarray(g) for g, _ in pairs])
+        grads = self._clip([g if isinstance(g, tnp.ndarray) else tnp.asarray(g) for g, _ in pairs])
         variables = [v for _, v in pairs]
         new = [v for v in variables if v.ref() not in self._built_for]
         if new:
