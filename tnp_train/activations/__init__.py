@@ -30,7 +30,7 @@ def softmax(x, axis=-1):
     """exp(x) / sum(exp(x)) along ``axis``, shifted by the maximum for stability."""
     from ..autodiff import stop_gradient
 
-    e = tnp.exp(x - stop_gradient(tnp.max(x, axis=axis, keepdims=True)))
+    e = tnp.exp(x - tnp.max(stop_gradient(x), axis=axis, keepdims=True))
     return e / tnp.sum(e, axis=axis, keepdims=True)
 
 

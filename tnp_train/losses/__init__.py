@@ -33,10 +33,9 @@ class Loss:
             per_sample = per_sample * tnp.asarray(sample_weight, dtype=per_sample.dtype)
         if self.reduction == "none":
             return per_sample
-        total = tnp.sum(per_sample)
         if self.reduction == "sum":
-            return total
-        return total / max(per_sample.size, 1)
+            return tnp.sum(per_sample)
+        return tnp.mean(per_sample) if per_sample.size else tnp.sum(per_sample)
 
     def get_config(self):
         return {"reduction": self.reduction, "name": self.name}
@@ -59,12 +58,14 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
                          f"match predictions of shape {y_pred.shape}")
     idx = tnp.expand_dims(labels.astype("int64", copy=False), -1)
     if from_logits:
-        z = y_pred - stop_gradient(tnp.max(y_pred, axis=axis, keepdims=True))
+        # the shift by the maximum changes no gradient: taken from an untracked copy, it is
+        # not recorded at all
+        z = y_pred - tnp.max(stop_gradient(y_pred), axis=axis, keepdims=True)
         lse = tnp.log(tnp.sum(tnp.exp(z), axis=axis, keepdims=True))
-        return tnp.squeeze(lse - tnp.take_along_axis(z, idx, axis=axis), axis=-1)
+        return (lse - tnp.take_along_axis(z, idx, axis=axis))[..., 0]
     eps = float(_np.finfo(y_pred.dtype).eps) if y_pred.dtype != _np.float32 else 1e-7
     p = tnp.clip(y_pred / tnp.sum(y_pred, axis=axis, keepdims=True), eps, 1 - eps)
-    return -tnp.squeeze(tnp.log(tnp.take_along_axis(p, idx, axis=axis)), axis=-1)
+    return -tnp.log(tnp.take_along_axis(p, idx, axis=axis))[..., 0]
 
 
 class SparseCategoricalCrossentropy(Loss):
