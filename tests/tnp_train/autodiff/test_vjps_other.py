@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tnp
+import tnp_train as tt
 from tnp_train.autodiff import GradientTape, check_grads, registry
 
 SECTIONS = ("logic", "sorting", "sets", "io", "misc", "datetime", "bits", "polynomial",
@@ -407,8 +408,8 @@ def test_random_declarations():
         assert "random." + n in registry.NONDIFF
         if call is not None:
             assert not_differentiable(call()), n
-    for n in SHAPE_SAMPLERS:
-        assert registry.NONDIFF["random." + n].startswith("stochastic in a shape parameter"), n
+    for n in SHAPE_SAMPLERS:   # non-zero derivative: a rule that stops with a clear error
+        assert "random." + n in registry.VJPS and "random." + n not in registry.NONDIFF, n
     for n in NO_PARAM:
         assert "random." + n in registry.NONDIFF
         tnp.random.seed(0)
@@ -436,15 +437,19 @@ SHAPE_CALLS = {
 
 
 @pytest.mark.parametrize("name", sorted(SHAPE_CALLS))
-def test_shape_parameter_draws_are_constants(name):
-    # declared: the tape does not record the draw, so the parameter gets no gradient
+def test_a_gradient_through_a_shape_parameter_stops_with_a_clear_error(name):
     a = P(3)
     tnp.random.seed(0)
-    with GradientTape() as t:
+    with GradientTape(persistent=True) as t:
         t.watch(a)
         y = SHAPE_CALLS[name](a)
+        d = SHAPE_CALLS[name](tt.stop_gradient(a))    # the documented way around it
+        z = d * a
     assert np.all(np.isfinite(np.asarray(y)))
-    assert t.gradient(tnp.sum(y), a) is None
+    with pytest.raises(LookupError, match="shape parameter"):
+        t.gradient(tnp.sum(y), a)
+    expected = np.asarray(d) if np.ndim(d) == 1 else np.asarray(d).sum(axis=0)
+    np.testing.assert_allclose(np.asarray(t.gradient(tnp.sum(z), a)), expected)
 
 
 def test_arrays_passed_by_keyword():

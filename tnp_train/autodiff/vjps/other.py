@@ -21,7 +21,7 @@ import numpy as _np
 
 import tnp
 
-from ..registry import defvjp, no_array_output, nondifferentiable, section
+from ..registry import defvjp, defvjp_argnum, no_array_output, nondifferentiable, section
 from ..tape import stop_gradient
 from .indexing import untake
 from .linalg import _const, _is_complex, _match, _real_dtype, vjp_of, with_keywords
@@ -639,11 +639,32 @@ nondifferentiable(["random." + n for n in (
     "rand", "randn", "random", "random_sample", "ranf", "sample", "standard_normal",
     "standard_cauchy", "standard_exponential")],
     "no floating-point parameter: the draw depends only on the shape and the generator state")
-nondifferentiable(["random." + n for n in (
-    "beta", "chisquare", "dirichlet", "f", "noncentral_chisquare", "noncentral_f", "pareto",
-    "power", "standard_gamma", "standard_t", "wald", "weibull")],
-    "stochastic in a shape parameter: no pathwise gradient is defined here; the draw is "
-    "treated as a constant")
+
+
+def _no_pathwise_gradient(name):
+    """The rule of a sampler whose draw depends on a shape parameter: such a draw has a
+    non-zero derivative (so it may not be declared non-differentiable), but no pathwise
+    gradient is implemented; a gradient that would flow through it stops with a clear error
+    instead of silently being None."""
+    def rule(ans, *args, **kwargs):
+        def vjp(g):
+            raise LookupError(
+                f"No gradient for tnp.{name} with respect to its shape parameter(s): the draw "
+                f"has no pathwise (reparameterised) gradient in tnp_train. Pass the parameter "
+                f"through tt.stop_gradient to treat the draw as a constant, or use a "
+                f"location-scale sampler (normal, uniform, laplace, logistic, gumbel, ...).")
+        return vjp
+    return rule
+
+
+_SHAPE_SAMPLERS = ("beta", "chisquare", "dirichlet", "f", "noncentral_chisquare", "noncentral_f",
+                   "pareto", "power", "standard_gamma", "standard_t", "wald", "weibull")
+for _p in ("random.", "random.RandomState.", "random.Generator."):
+    for _n in _SHAPE_SAMPLERS:
+        _r = _no_pathwise_gradient(_p + _n)
+        defvjp_argnum(_p + _n, lambda i, ans, *a, _r=_r, **k: _r(ans, *a, **k))
+    _gamma_shape = _no_pathwise_gradient(_p + "gamma")
+    defvjp(_p + "gamma", _gamma_shape, _gamma_scale, shape=_gamma_shape, scale=_gamma_scale)
 no_array_output(["random.seed", "random.get_state", "random.set_state", "random.default_rng",
                  "random.get_bit_generator", "random.set_bit_generator"],
                 "reads or sets the generator state")
