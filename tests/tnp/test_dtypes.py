@@ -17,17 +17,11 @@ import pytest
 import tnp
 from tnp._core import dtypes as tdtypes
 from tnp.testing import assert_same, both
+from tnp.testing.differential import both_labelled as _both
 
 
 def _arr(xp, x):
     return xp.array(x, copy=True)
-
-
-def _both(label, fn, *args, **kwargs):
-    try:
-        return both(fn, *args, **kwargs)
-    except AssertionError as e:
-        raise AssertionError(f"[{label}] {e}") from None
 
 
 # ------------------------------------------------------------------------------- identity

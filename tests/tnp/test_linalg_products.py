@@ -17,6 +17,7 @@ from hypothesis.extra import numpy as hnp
 import tnp
 import tnp.linalg
 from tnp.testing import assert_same, both
+from tnp.testing.differential import both_labelled as _both
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -62,13 +63,6 @@ def _tol(*dtypes):
     if kinds & set("dD"):
         return {"rtol": 1e-12, "atol": 1e-12}
     return {}
-
-
-def _both(label, fn, *args, **kwargs):
-    try:
-        return both(fn, *args, **kwargs)
-    except AssertionError as e:
-        raise AssertionError(f"[{label}] {e}") from None
 
 
 # ------------------------------------------------------------------------------- matmul and @

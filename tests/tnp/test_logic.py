@@ -13,7 +13,8 @@ from hypothesis.extra import numpy as hnp
 
 import tnp
 from tnp import _logic
-from tnp.testing import assert_same, both
+from tnp.testing import both
+from tnp.testing.differential import both_labelled as _both
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -47,13 +48,6 @@ def _sample(dtype, shape, key=""):
 
 def _arr(xp, x):
     return xp.array(x, copy=True)
-
-
-def _both(label, fn, *args, **kwargs):
-    try:
-        return both(fn, *args, **kwargs)
-    except AssertionError as e:
-        raise AssertionError(f"[{label}] {e}") from None
 
 
 # ------------------------------------------------------------------------------- the table

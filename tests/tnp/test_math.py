@@ -19,6 +19,7 @@ from hypothesis.extra import numpy as hnp
 import tnp
 from tnp import _math
 from tnp.testing import assert_same, both
+from tnp.testing.differential import both_labelled as _both
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -50,14 +51,6 @@ def _nonzero(rng, dtype, shape, lo, hi):
 def _arr(xp, x):
     """A fresh ``xp`` array holding ``x`` (a copy, so in-place bodies cannot leak between runs)."""
     return xp.array(x, copy=True)
-
-
-def _both(label, fn, *args, **kwargs):
-    """:func:`both`, naming the case in the failure message (for loops over cases in one test)."""
-    try:
-        return both(fn, *args, **kwargs)
-    except AssertionError as e:
-        raise AssertionError(f"[{label}] {e}") from None
 
 
 # ------------------------------------------------------------------------------- ufunc domains

@@ -14,6 +14,7 @@ from hypothesis.extra import numpy as hnp
 import tnp
 from tnp import _statistics
 from tnp.testing import assert_same, both
+from tnp.testing.differential import both_labelled as _both
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -46,13 +47,6 @@ def _with_nans(a, every=3):
 
 def _arr(xp, x):
     return xp.array(x, copy=True)
-
-
-def _both(label, fn, *args, **kwargs):
-    try:
-        return both(fn, *args, **kwargs)
-    except AssertionError as e:
-        raise AssertionError(f"[{label}] {e}") from None
 
 
 def test_statistics_table_is_all_tested_here():

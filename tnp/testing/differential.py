@@ -65,6 +65,14 @@ def both(fn, *args, rtol=0.0, atol=0.0, **kwargs):
     return expected
 
 
+def both_labelled(label, fn, *args, **kwargs):
+    """:func:`both`, naming the case in the failure message (for loops over cases in one test)."""
+    try:
+        return both(fn, *args, **kwargs)
+    except AssertionError as e:
+        raise AssertionError(f"[{label}] {e}") from None
+
+
 def same(fn, *arrays, **kw):
     """``fn(xp, *arrays)`` agrees between NumPy and tnp (values, dtype, shape, kind of result and
     of container, or the exception type), each array given as ``xp.array``."""
