@@ -26,12 +26,13 @@ from .._core.ndarray import Scalar as _Scalar, bump_version as _bump_version, nd
 
 def _counting_overwrite(name):
     made = globals()[name]
-    sig = _inspect.signature(getattr(_np, name))
+    # where overwrite_input sits among the positional parameters (found once, not per call)
+    at = list(_inspect.signature(getattr(_np, name)).parameters).index("overwrite_input")
 
     def f(a, *args, **kwargs):
         r = made(a, *args, **kwargs)
-        if isinstance(a, _ndarray) and not isinstance(a, _Scalar) and \
-                sig.bind(a, *args, **kwargs).arguments.get("overwrite_input"):
+        overwrite = kwargs.get("overwrite_input", args[at - 1] if len(args) >= at else False)
+        if overwrite and isinstance(a, _ndarray) and not isinstance(a, _Scalar):
             _bump_version(a._a)  # NumPy may have partially sorted ``a`` in place
         return r
 
