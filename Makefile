@@ -1,12 +1,13 @@
 # make test: create .venv, install the project with its test extras, run the test suite.
-# make demo: create .venv, install the project with its example extras, run the main job.
+# make demo: create .venv, install the project with its example extras, run the main job
+#            (examples/digits_cnn.py: a CNN on scikit-learn's 8x8 digits, to >= 97% test accuracy).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo venv bench gpu-check clean
+.PHONY: test demo demo-numpy venv bench gpu-check clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +23,10 @@ test: $(STAMP)
 	$(PY) -m pytest -n 2 --timeout=300 -q
 
 demo: $(STAMP)
+	$(PY) examples/digits_cnn.py
+
+# the tnp demo: a NumPy program (k-means, least squares, FFT) that prints the same on tnp
+demo-numpy: $(STAMP)
 	$(PY) examples/demo.py
 
 bench: $(STAMP)

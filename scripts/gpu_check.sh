@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# make gpu-check: tnp's GPU tests and a GPU latency benchmark, on a lent GPU machine.
+# make gpu-check: tnp's GPU tests, a GPU latency benchmark and the mixed-precision training
+# benchmark (float32 vs mixed_float16 vs mixed_bfloat16, ResNet-style CNN), on a lent GPU machine.
 #
 # That machine has a Python with CuPy, NumPy and pytest but no network, so nothing is installed:
 # the repository is put on PYTHONPATH and run with the python found there. Optional pytest
 # plugins (pytest-xdist, pytest-timeout) and hypothesis are used only when importable.
-# The whole script stays under 6 minutes (both steps run under `timeout`).
+# The whole script stays under 8 minutes (every step runs under `timeout`).
 #
 # Settings (environment):
 #   PYTHON                       interpreter (default: python3, else python)
 #   GPU_CHECK_PYTEST_TIMEOUT     seconds for the test step (default 200)
 #   GPU_CHECK_BENCH_TIMEOUT      seconds for the benchmark step (default 110)
+#   GPU_CHECK_MP_TIMEOUT         seconds for the mixed-precision benchmark step (default 120)
 #   GPU_CHECK_DEVICE             tnp device for the benchmark (default gpu:0)
 #   GPU_CHECK_DRY_RUN=1          on a machine without a GPU, run the steps on the CPU (TNP_BACKEND=
 #                                numpy, device cpu:1) to check this script itself
@@ -22,6 +24,7 @@ export PYTHONUNBUFFERED=1
 PY="${PYTHON:-$(command -v python3 || command -v python)}"
 PYTEST_TIMEOUT_S="${GPU_CHECK_PYTEST_TIMEOUT:-200}"
 BENCH_TIMEOUT_S="${GPU_CHECK_BENCH_TIMEOUT:-110}"
+MP_TIMEOUT_S="${GPU_CHECK_MP_TIMEOUT:-120}"
 DEVICE="${GPU_CHECK_DEVICE:-gpu:0}"
 BACKEND=cupy
 OUTDIR="${OUT:-}"
@@ -112,6 +115,23 @@ case $rc in
     0) echo "benchmark: done (results equal NumPy's)" ;;
     124|130|137) echo "benchmark: TIMED OUT after ${BENCH_TIMEOUT_S}s"; failed+=("benchmark (timeout)") ;;
     *) echo "benchmark: FAILED (exit $rc; a tnp result differing from NumPy's counts)"; failed+=("benchmark (exit $rc)") ;;
+esac
+
+echo
+echo "== benchmark: mixed precision training step on $DEVICE (timeout ${MP_TIMEOUT_S}s)"
+mp=(benchmarks/mixed_precision.py --device "$DEVICE" --repeats 3 --iters 2 --warmup 2)
+if [ "$BACKEND" = numpy ]; then
+    mp+=(--quick)   # dry run on the CPU: a small ResNet, to check the script only
+fi
+if [ -n "$OUTDIR" ]; then
+    mp+=(--json-out "$OUTDIR/mixed_precision_gpu.json")
+fi
+TNP_BACKEND=$BACKEND timeout --signal=INT --kill-after=20 "$MP_TIMEOUT_S" "$PY" "${mp[@]}"
+rc=$?
+case $rc in
+    0) echo "mixed-precision benchmark: done" ;;
+    124|130|137) echo "mixed-precision benchmark: TIMED OUT after ${MP_TIMEOUT_S}s"; failed+=("mixed-precision benchmark (timeout)") ;;
+    *) echo "mixed-precision benchmark: FAILED (exit $rc; a non-finite loss counts)"; failed+=("mixed-precision benchmark (exit $rc)") ;;
 esac
 
 echo

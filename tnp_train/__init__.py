@@ -1,20 +1,31 @@
 """tnp_train: training on top of tnp (modelled on TF 2.4's tf.keras and tf.GradientTape).
 
-So far: tape autodiff through any tnp code (``GradientTape``, ``Variable``,
-``custom_gradient``, ``stop_gradient``), and the first Keras-style pieces: ``Layer``, ``Dense``,
-``Input``, ``Sequential``, the ``SGD`` optimizer, ``SparseCategoricalCrossentropy``. The rest of
-the layers, ``compile``/``fit``, data, checkpoints, mixed precision, distribution strategies and
-the profiler build on them.
+Tape autodiff through any tnp code (``GradientTape``, ``Variable``, ``custom_gradient``,
+``stop_gradient``); Keras-style layers, models (``Sequential``, functional ``Model(inputs,
+outputs)``, subclassed ``Model``) with ``compile``/``fit``/``evaluate``/``predict``; losses,
+metrics, optimizers, callbacks; an input pipeline (``tt.data``); checkpoints (``tt.train``);
+mixed precision (``tt.mixed_precision``).
 """
 from .autodiff import (
     GradientTape, Variable, VariableAggregation, VariableSynchronization, custom_gradient,
     stop_gradient)
 
-from . import activations, initializers, layers, losses, models, optimizers  # noqa: E402
+from . import activations, backend, initializers, mixed_precision, utils  # noqa: E402
+from . import layers, losses, optimizers  # noqa: E402
+from . import models  # noqa: E402
 from .layers import Input  # noqa: E402
-from .models import Sequential  # noqa: E402
+from .models import Model, Sequential  # noqa: E402
+from .utils.lazy import LazyModule as _Lazy  # noqa: E402
+
+# packages at the level of the trainers, imported when first used
+metrics = _Lazy("tnp_train.metrics")
+regularizers = _Lazy("tnp_train.regularizers")
+callbacks = _Lazy("tnp_train.callbacks")
+data = _Lazy("tnp_train.data")
+train = _Lazy("tnp_train.train")
 
 __version__ = "0.1.0"
 __all__ = ["GradientTape", "Variable", "VariableAggregation", "VariableSynchronization",
-           "custom_gradient", "stop_gradient", "Input", "Sequential", "activations",
-           "initializers", "layers", "losses", "models", "optimizers"]
+           "custom_gradient", "stop_gradient", "Input", "Model", "Sequential", "activations", "backend",
+           "callbacks", "data", "initializers", "layers", "losses", "metrics", "mixed_precision",
+           "models", "optimizers", "regularizers", "train", "utils"]

@@ -1,55 +1,345 @@
-"""Activations (``tt.activations``), with Keras's names; each is tnp code, so the tape
-differentiates it."""
+"""Activations (``tt.activations``), mirroring ``tf.keras.activations`` (TF 2.4 names and
+defaults; ``leaky_relu``, ``mish``, ``silu`` and ``log_softmax`` follow Keras 3).
+
+Each activation is tnp code (the tape differentiates it) except where a stable formula would
+record several small operations or produce ``inf * 0`` in its gradient: ``sigmoid``,
+``softplus``, ``gelu`` (exact), ``softmax`` and ``log_softmax`` are one tape node each
+(``tt.custom_gradient``) whose backward is itself written in tnp on the node's input/output,
+so higher-order gradients stay correct. ``relu`` with its default arguments is
+``tnp.maximum(x, 0)``: one node.
+
+Float16/bfloat16 inputs: ``softmax``/``log_softmax`` compute in float32 and cast back (Keras's
+rule for numerically sensitive operations); the others compute in the input's dtype.
+"""
 from __future__ import annotations
+
+import math
+
+import numpy as _np
 
 import tnp
 
-__all__ = ["relu", "linear", "sigmoid", "tanh", "softmax", "get", "serialize"]
+from ..autodiff import custom_gradient
+
+__all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "sigmoid",
+           "hard_sigmoid", "softplus", "softsign", "tanh", "softmax", "log_softmax",
+           "exponential", "linear", "mish", "get", "serialize", "deserialize"]
+
+_LOW_PRECISION = ("float16", "bfloat16")
 
 
-def relu(x):
-    """max(x, 0); mirrors ``tf.keras.activations.relu`` (default arguments)."""
-    return tnp.maximum(x, 0)
+def _arr(x):
+    return x if isinstance(x, tnp.ndarray) else tnp.asarray(x)
+
+
+def is_floating(dtype):
+    """Whether ``dtype`` is a real floating dtype (bfloat16, whose NumPy kind is "V", included)."""
+    dtype = _np.dtype(dtype)
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
+def _float_np(a):
+    """A NumPy array in a floating dtype (integers become float32)."""
+    a = _np.asarray(a)
+    return a if is_floating(a.dtype) or a.dtype.kind == "c" else a.astype(_np.float32)
+
+
+def tape_is_recording():
+    """Whether a tape of this thread would record the operations run now (inside a
+    ``custom_gradient`` backward: whether a higher-order gradient is being taken)."""
+    from ..autodiff.tape import recording
+    return recording()
+
+
+# ---------------------------------------------------------------------- piecewise linear
+def relu(x, alpha=0.0, max_value=None, threshold=0):
+    """Mirrors ``tf.keras.activations.relu(x, alpha=0., max_value=None, threshold=0)``:
+    ``x`` for ``threshold < x < max_value``, ``max_value`` above it, ``alpha * (x - threshold)``
+    below ``threshold``."""
+    x = _arr(x)
+    if alpha == 0 and max_value is None and threshold == 0:
+        return tnp.maximum(x, 0)
+    if max_value is not None and max_value < 0:
+        raise ValueError(f"relu: max_value must be non-negative, got {max_value}")
+    if threshold != 0:
+        y = tnp.where(x > threshold, x, 0)
+    else:
+        y = tnp.maximum(x, 0)
+    if max_value is not None:
+        y = tnp.minimum(y, max_value)
+    if alpha != 0:
+        y = y - alpha * tnp.maximum(threshold - x, 0)
+    return y
+
+
+def relu6(x):
+    """``min(max(x, 0), 6)``; mirrors ``tf.nn.relu6`` / Keras 3 ``activations.relu6``."""
+    return tnp.minimum(tnp.maximum(_arr(x), 0), 6)
+
+
+def leaky_relu(x, negative_slope=0.2):
+    """``x`` if ``x > 0`` else ``negative_slope * x``; mirrors Keras 3
+    ``activations.leaky_relu(x, negative_slope=0.2)``."""
+    x = _arr(x)
+    return tnp.where(x > 0, x, x * negative_slope)
+
+
+def elu(x, alpha=1.0):
+    """``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``; mirrors ``tf.keras.activations.elu``."""
+    x = _arr(x)
+    # expm1 of the non-positive part only: the untaken branch never overflows (no inf * 0 in
+    # the gradient)
+    return tnp.where(x > 0, x, alpha * tnp.expm1(tnp.minimum(x, 0)))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(x):
+    """``scale * elu(x, alpha)`` with the self-normalising constants; mirrors
+    ``tf.keras.activations.selu``."""
+    return _SELU_SCALE * elu(x, _SELU_ALPHA)
+
+
+def hard_sigmoid(x):
+    """``clip(0.2 * x + 0.5, 0, 1)``; mirrors ``tf.keras.activations.hard_sigmoid`` (TF 2.4's
+    slope 0.2)."""
+    return tnp.clip(0.2 * _arr(x) + 0.5, 0.0, 1.0)
 
 
 def linear(x):
-    """The identity."""
+    """The identity; mirrors ``tf.keras.activations.linear``."""
     return x
 
 
-def sigmoid(x):
-    """1 / (1 + exp(-x))."""
-    return 1 / (1 + tnp.exp(-x))
-
-
 def tanh(x):
-    return tnp.tanh(x)
+    """Mirrors ``tf.keras.activations.tanh``."""
+    return tnp.tanh(_arr(x))
+
+
+def exponential(x):
+    """Mirrors ``tf.keras.activations.exponential``."""
+    return tnp.exp(_arr(x))
+
+
+def softsign(x):
+    """``x / (1 + |x|)``; mirrors ``tf.keras.activations.softsign``."""
+    x = _arr(x)
+    return x / (1 + tnp.abs(x))
+
+
+# ---------------------------------------------------------------------- one-node activations
+def _np_sigmoid(a):
+    # exp of -|a| only: no overflow for any input
+    e = _np.exp(-_np.abs(a))
+    return _np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+
+
+@custom_gradient
+def _sigmoid(x):
+    y = tnp.asarray(_np_sigmoid(_float_np(x)))
+
+    def grad(g):
+        return g * y * (1 - y)  # on the output: an enclosing tape differentiates it again
+    return y, grad
+
+
+def sigmoid(x):
+    """``1 / (1 + exp(-x))``, stable for every input; mirrors ``tf.keras.activations.sigmoid``.
+    One tape node."""
+    return _sigmoid(_arr(x))
+
+
+@custom_gradient
+def _softplus(x):
+    a = _float_np(x)
+    y = tnp.asarray((_np.logaddexp(0, a)).astype(a.dtype, copy=False))
+
+    def grad(g):
+        return g * sigmoid(x)
+    return y, grad
+
+
+def softplus(x):
+    """``log(1 + exp(x))``, stable for every input; mirrors ``tf.keras.activations.softplus``.
+    One tape node."""
+    return _softplus(_arr(x))
+
+
+def silu(x):
+    """``x * sigmoid(x)`` (swish); mirrors ``tf.keras.activations.swish`` / Keras 3 ``silu``."""
+    x = _arr(x)
+    return x * sigmoid(x)
+
+
+swish = silu
+
+
+def mish(x):
+    """``x * tanh(softplus(x))``; mirrors Keras 3 ``activations.mish``."""
+    x = _arr(x)
+    return x * tnp.tanh(softplus(x))
+
+
+def _erf_np(a):
+    from scipy.special import erf
+    return erf(a)
+
+
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+@custom_gradient
+def _gelu_exact(x):
+    a = _float_np(x)
+    wide = a.astype(_np.float64) if a.dtype != _np.float64 else a
+    cdf = 0.5 * (1.0 + _erf_np(wide * _INV_SQRT2))
+    y = tnp.asarray((wide * cdf).astype(a.dtype, copy=False))
+
+    def grad(g):
+        if tape_is_recording():  # a higher-order gradient: the derivative written in tnp
+            from_erf = 0.5 * (1.0 + _erf_tnp(x * _INV_SQRT2))
+            return g * (from_erf + x * _INV_SQRT_2PI * tnp.exp(-0.5 * x * x))
+        d = cdf + wide * _INV_SQRT_2PI * _np.exp(-0.5 * wide * wide)
+        return g * tnp.asarray(d.astype(a.dtype, copy=False))
+    return y, grad
+
+
+@custom_gradient
+def _erf_tnp(x):
+    a = _float_np(x)
+    y = tnp.asarray(_erf_np(a).astype(a.dtype, copy=False))
+
+    def grad(g):
+        return g * (2.0 / math.sqrt(math.pi)) * tnp.exp(-x * x)
+    return y, grad
+
+
+def gelu(x, approximate=False):
+    """Gaussian error linear unit, ``x * Phi(x)``; with ``approximate=True`` the tanh form
+    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``. Mirrors Keras 3
+    ``activations.gelu(x, approximate=False)`` (TF 2.4: ``tf.nn.gelu``)."""
+    x = _arr(x)
+    if approximate:
+        c = math.sqrt(2.0 / math.pi)
+        return 0.5 * x * (1.0 + tnp.tanh(c * (x + 0.044715 * (x * x * x))))
+    return _gelu_exact(x)
+
+
+# ---------------------------------------------------------------------- softmax
+def _wide(a):
+    return a.astype(_np.float32) if a.dtype.name in _LOW_PRECISION or not is_floating(a.dtype) else a
+
+
+@custom_gradient
+def _softmax(x, axis):
+    a = _wide(_np.asarray(x))
+    e = _np.exp(a - _np.max(a, axis=axis, keepdims=True))
+    e /= _np.sum(e, axis=axis, keepdims=True)
+    out_dtype = x.dtype if is_floating(x.dtype) else e.dtype
+    y = tnp.asarray(e.astype(out_dtype, copy=False))
+
+    def grad(g):
+        if tape_is_recording():
+            yw = y.astype(e.dtype) if y.dtype != e.dtype else y
+            gw = g.astype(e.dtype) if g.dtype != e.dtype else g
+            d = yw * (gw - tnp.sum(gw * yw, axis=axis, keepdims=True))
+            return d.astype(out_dtype) if d.dtype != out_dtype else d, None
+        gw = _np.asarray(g).astype(e.dtype, copy=False)
+        d = e * (gw - _np.sum(gw * e, axis=axis, keepdims=True))
+        return tnp.asarray(d.astype(out_dtype, copy=False)), None
+    return y, grad
+
+
+def _check_axis(name, x, axis):
+    if x.ndim == 0:
+        raise ValueError(f"{name}: expected an input with at least one dimension, got a scalar")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"{name}: axis {axis} is out of range for an input of shape {x.shape}")
 
 
 def softmax(x, axis=-1):
-    """exp(x) / sum(exp(x)) along ``axis``, shifted by the maximum for stability."""
-    from ..autodiff import stop_gradient
+    """``exp(x) / sum(exp(x))`` along ``axis``; mirrors ``tf.keras.activations.softmax(x,
+    axis=-1)``. Float16/bfloat16 inputs compute in float32 and the result is cast back. One
+    tape node."""
+    x = _arr(x)
+    _check_axis("softmax", x, axis)
+    return _softmax(x, axis)
 
-    e = tnp.exp(x - tnp.max(stop_gradient(x), axis=axis, keepdims=True))
-    return e / tnp.sum(e, axis=axis, keepdims=True)
+
+@custom_gradient
+def _log_softmax(x, axis):
+    a = _wide(_np.asarray(x))
+    z = a - _np.max(a, axis=axis, keepdims=True)
+    lse = _np.log(_np.sum(_np.exp(z), axis=axis, keepdims=True))
+    out = z - lse
+    out_dtype = x.dtype if is_floating(x.dtype) else out.dtype
+    y = tnp.asarray(out.astype(out_dtype, copy=False))
+
+    def grad(g):
+        if tape_is_recording():
+            p = tnp.exp(y.astype(out.dtype) if y.dtype != out.dtype else y)
+            gw = g.astype(out.dtype) if g.dtype != out.dtype else g
+            d = gw - p * tnp.sum(gw, axis=axis, keepdims=True)
+            return d.astype(out_dtype) if d.dtype != out_dtype else d, None
+        gw = _np.asarray(g).astype(out.dtype, copy=False)
+        d = gw - _np.exp(out) * _np.sum(gw, axis=axis, keepdims=True)
+        return tnp.asarray(d.astype(out_dtype, copy=False)), None
+    return y, grad
 
 
-_BY_NAME = {"relu": relu, "linear": linear, "sigmoid": sigmoid, "tanh": tanh, "softmax": softmax}
+def log_softmax(x, axis=-1):
+    """``x - logsumexp(x)`` along ``axis``; mirrors Keras 3 ``activations.log_softmax`` (TF
+    2.4: ``tf.nn.log_softmax``). Computes in float32 for float16/bfloat16. One tape node."""
+    x = _arr(x)
+    _check_axis("log_softmax", x, axis)
+    return _log_softmax(x, axis)
+
+
+# ---------------------------------------------------------------------- lookup
+_BY_NAME = {
+    "relu": relu, "relu6": relu6, "leaky_relu": leaky_relu, "elu": elu, "selu": selu,
+    "gelu": gelu, "silu": silu, "swish": swish, "sigmoid": sigmoid, "hard_sigmoid": hard_sigmoid,
+    "softplus": softplus, "softsign": softsign, "tanh": tanh, "softmax": softmax,
+    "log_softmax": log_softmax, "exponential": exponential, "linear": linear, "mish": mish,
+}
+_NAME_OF = {id(f): n for n, f in _BY_NAME.items()}
+_NAME_OF[id(swish)] = "swish"  # TF 2.4's name for it
+
+
+def serialize(activation):
+    """The name of an activation (``tf.keras.activations.serialize``)."""
+    name = _NAME_OF.get(id(activation))
+    if name is not None:
+        return name
+    if hasattr(activation, "get_config"):
+        return {"class_name": type(activation).__name__, "config": activation.get_config()}
+    name = getattr(activation, "__name__", None)
+    if name is None:
+        raise ValueError(f"activations.serialize: cannot serialize {activation!r}")
+    return name
+
+
+def deserialize(name, custom_objects=None):
+    """The activation called ``name`` (``tf.keras.activations.deserialize``)."""
+    if isinstance(name, dict):
+        name = name.get("class_name", name.get("config", {}).get("name"))
+    if custom_objects and name in custom_objects:
+        return custom_objects[name]
+    if isinstance(name, str) and name in _BY_NAME:
+        return _BY_NAME[name]
+    raise ValueError(f"Unknown activation function: {name!r}; known: {sorted(_BY_NAME)}")
 
 
 def get(identifier):
-    """An activation from its name, a callable, or None (linear); as ``tf.keras.activations.get``."""
+    """An activation from its name, a callable, or None (linear); as
+    ``tf.keras.activations.get``."""
     if identifier is None:
         return linear
+    if isinstance(identifier, (str, dict)):
+        return deserialize(identifier)
     if callable(identifier):
         return identifier
-    if isinstance(identifier, str) and identifier in _BY_NAME:
-        return _BY_NAME[identifier]
-    raise ValueError(f"Unknown activation function: {identifier!r}; known: {sorted(_BY_NAME)}")
-
-
-def serialize(fn):
-    for name, f in _BY_NAME.items():
-        if f is fn:
-            return name
-    return getattr(fn, "__name__", repr(fn))
+    raise TypeError(f"Could not interpret activation function identifier: {identifier!r}")

@@ -135,4 +135,9 @@ def dtype_of(x):
 
 
 def is_float(x):
-    return _np.issubdtype(dtype_of(x), _np.inexact)
+    """Floating or complex (bfloat16 included: ml_dtypes gives it kind 'V')."""
+    dt = dtype_of(x)
+    return _np.issubdtype(dt, _np.inexact) or dt == _BF16
+
+
+_BF16 = _np.dtype(tnp.bfloat16)

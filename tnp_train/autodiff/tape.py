@@ -48,7 +48,8 @@ def _inexact(dt):
     """Whether a dtype carries gradients (floating or complex, bfloat16 included); cached."""
     r = _inexact_dtypes.get(dt)
     if r is None:
-        r = _inexact_dtypes[dt] = bool(_np.issubdtype(dt, _np.inexact))
+        r = _inexact_dtypes[dt] = bool(_np.issubdtype(dt, _np.inexact)) or \
+            _np.dtype(dt) == _np.dtype(tnp.bfloat16)   # ml_dtypes' kind is 'V'
     return r
 
 
@@ -569,7 +570,7 @@ def _fit(g, x):
         g = tnp.real(g)  # a real input gets the real part of a complex cotangent
     if g.shape != tuple(x.shape):
         g = _registry.unbroadcast(g, tuple(x.shape))
-    if g.dtype != xd and xd.kind in "fc":
+    if g.dtype != xd and (xd.kind in "fc" or _inexact(xd)):
         g = g.astype(xd)
     return g
 
@@ -642,23 +643,62 @@ def stop_gradient(x):
     return tnp.asarray(x)
 
 
+def _recording_tapes():
+    """The tapes that record an operation run now on this thread: those inside their block
+    and recording, and those following their arrays after the block (until a gradient)."""
+    out = [t for t in getattr(_local, "tapes", None) or () if t._recording]
+    for ref in getattr(_local, "passive", None) or ():
+        t = ref()
+        if t is not None and t._passive and t not in out:
+            out.append(t)
+    return out
+
+
+def needs_gradient(arrays):
+    """For each array, whether a recording tape on this thread tracks it (so a hand-written
+    backward can skip the cotangents nobody asked for)."""
+    tapes = _recording_tapes()
+    return [any(t._is_watched(a) for t in tapes) if a is not None else False for a in arrays]
+
+
+def recording():
+    """Whether an operation run now would be recorded by a tape of this thread (inside a
+    ``custom_gradient`` backward: whether a higher-order gradient is being taken)."""
+    tapes = getattr(_local, "tapes", None)
+    if tapes and any(t._recording for t in tapes):
+        return True
+    return bool(getattr(_local, "passive", None)) and bool(_recording_tapes())
+
+
 def record_custom(args, result, rule):
-    for tape in getattr(_local, "tapes", None) or ():
-        if tape._recording:
-            tape._record_custom(args, result, rule)
+    """Record a hand-differentiated operation on every tape that records now."""
+    for tape in _recording_tapes():
+        tape._record_custom(args, result, rule)
 
 
 class _CustomRule:
-    __slots__ = ("grad_fn",)
+    """The rule of a ``custom_gradient`` node: ``grad_fn`` gives every input's cotangent at
+    once, so it runs once per backward pass (cached on the cotangent it was given), not once
+    per input."""
+    __slots__ = ("grad_fn", "_last")
 
     def __init__(self, grad_fn):
         self.grad_fn = grad_fn
+        self._last = None
+
+    def _grads(self, g):
+        last = self._last
+        if last is not None and last[0] is g:
+            return last[1]
+        gs = self.grad_fn(*(g if isinstance(g, tuple) else (g,)))
+        gs = gs if isinstance(gs, (tuple, list)) else (gs,)
+        self._last = (g, gs)
+        return gs
 
     def for_position(self, i):
         def outer(ans, *args, **kwargs):
             def inner(g):
-                gs = self.grad_fn(*(g if isinstance(g, tuple) else (g,)))
-                gs = gs if isinstance(gs, (tuple, list)) else (gs,)
+                gs = self._grads(g)
                 return gs[i] if i < len(gs) else None
             return inner
         return outer

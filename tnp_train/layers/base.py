@@ -1,14 +1,31 @@
 """``Layer``: the Keras layer contract (TF 2.4 signatures; Keras 3 as a guide for internals).
 
 ``__init__`` stores configuration, ``build(input_shape)`` creates weights with ``add_weight``,
-``call(inputs, training=None)`` computes; ``__call__`` builds once, on the first input. Weights
-are ``tt.Variable``s; layers assigned as attributes are tracked, so a layer's ``weights`` are its
-own followed by its sub-layers', in creation order (Keras's order).
+``call(inputs, training=None)`` computes; ``__call__`` builds once, on the first input.
+
+What ``__call__`` adds around ``call``:
+
+* **dtype policy.** A layer holds a :class:`~tnp_train.mixed_precision.Policy`. Its variables
+  are created in ``variable_dtype``; floating inputs are cast to ``compute_dtype``; and while
+  ``call`` runs under a mixed policy each weight attribute (``self.kernel``) reads as a cast of
+  its variable to the compute dtype (the cast is recorded on the tape, so the float32 variable
+  gets the gradient), which is what Keras's autocast variables do.
+* **training.** ``training=None`` inherits the value of the enclosing layer's call, so
+  ``model(x, training=True)`` reaches every nested layer (Keras's call context).
+* **symbolic calls.** Called on :class:`KerasTensor` placeholders (``tt.Input``), the layer is
+  built from the shapes, records a node for the functional API, and returns placeholders.
+* **losses.** ``add_loss`` during ``call`` and weight regularizers are collected in
+  ``layer.losses`` (recomputed on access, so they are differentiable inside a tape).
+
+Weights are ``tt.Variable``s; layers assigned as attributes are tracked, so a layer's
+``weights`` are its own followed by its sub-layers', in creation order (Keras's order).
+``_trackable_children`` names them for checkpoints (attribute names, not global counters, so a
+checkpoint restores into a freshly built model).
 """
 from __future__ import annotations
 
 import inspect
-import itertools
+import threading
 
 import numpy as _np
 
@@ -16,10 +33,16 @@ import tnp
 
 from .. import initializers as _initializers
 from ..autodiff import Variable
+from ..mixed_precision.policy import Policy, get_policy
+from .keras_tensor import KerasTensor, Node, flatten, is_symbolic, pack_like
 
-__all__ = ["Layer"]
+__all__ = ["Layer", "InputSpec"]
 
-_uid = itertools.count()
+_uid_lock = threading.Lock()
+_name_counts: dict = {}
+_ctx = threading.local()          # .training: the training flag of the enclosing call
+_ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "input_dim", "batch_size", "autocast",
+                   "dynamic", "weights", "input_length"}
 
 
 def _snake(name):
@@ -31,35 +54,146 @@ def _snake(name):
     return "".join(out)
 
 
-class Layer:
-    """Mirrors ``tf.keras.layers.Layer(trainable=True, name=None, dtype=None)``."""
+def unique_name(base):
+    """``dense``, ``dense_1``, ``dense_2``... per process (Keras's naming)."""
+    with _uid_lock:
+        n = _name_counts.get(base, 0)
+        _name_counts[base] = n + 1
+    return base if n == 0 else f"{base}_{n}"
 
-    def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
-        unknown = set(kwargs) - {"input_shape", "batch_input_shape", "input_dim"}
+
+def reset_names():
+    """Forget the name counters (``tt.backend.clear_session``)."""
+    with _uid_lock:
+        _name_counts.clear()
+
+
+class InputSpec:
+    """What a layer accepts (``tf.keras.layers.InputSpec``): ``ndim``/``min_ndim``/``axes``."""
+
+    def __init__(self, dtype=None, shape=None, ndim=None, max_ndim=None, min_ndim=None, axes=None):
+        self.dtype, self.shape = dtype, shape
+        self.ndim = len(shape) if shape is not None else ndim
+        self.max_ndim, self.min_ndim, self.axes = max_ndim, min_ndim, axes or {}
+
+
+def _shape_of(x):
+    if isinstance(x, (tnp.ndarray, _np.ndarray, KerasTensor)):
+        return tuple(x.shape)
+    return tuple(_np.shape(x))
+
+
+def _shapes(inputs):
+    """The input shape(s) ``build`` receives: a tuple, or a list/dict of tuples."""
+    if isinstance(inputs, (list, tuple)):
+        return [_shapes(e) for e in inputs]
+    if isinstance(inputs, dict):
+        return {k: _shapes(v) for k, v in inputs.items()}
+    return _shape_of(inputs)
+
+
+class Layer:
+    """Mirrors ``tf.keras.layers.Layer(trainable=True, name=None, dtype=None, dynamic=False)``."""
+
+    def __init__(self, trainable=True, name=None, dtype=None, dynamic=False, **kwargs):
+        unknown = set(kwargs) - _ALLOWED_KWARGS
         if unknown:
             raise TypeError(f"{type(self).__name__}: unexpected keyword arguments {sorted(unknown)}")
-        self._own_weights = []
-        self._sublayers = []
-        self.trainable = trainable
-        self.name = name or f"{_snake(type(self).__name__)}_{next(_uid)}"
-        self._dtype = _np.dtype(dtype or "float32").name
+        d = self.__dict__
+        d["_own_weights"] = []
+        d["_weight_keys"] = []        # short names, parallel to _own_weights
+        d["_weight_attrs"] = {}       # attribute name -> variable (for autocast)
+        d["_sublayers"] = []
+        d["_sublayer_keys"] = []      # names for checkpoints, parallel to _sublayers
+        d["_call_losses"] = []
+        self._trainable = bool(trainable)
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"{type(self).__name__}: name must be a string, got {name!r}")
+        self.name = name or unique_name(_snake(type(self).__name__))
+        self._dtype_policy = get_policy(dtype)
+        self._autocast = kwargs.get("autocast", True)
         self.built = False
-        shape = kwargs.get("input_shape")
-        if shape is None and kwargs.get("input_dim") is not None:
-            shape = (kwargs["input_dim"],)
-        self._input_shape_arg = tuple(shape) if shape is not None else None
-        self._call_takes_training = "training" in inspect.signature(self.call).parameters
+        self.supports_masking = getattr(self, "supports_masking", False)
+        self.input_spec = None
+        self.stateful = False
+        self._inbound_nodes = []
+        batch_shape = kwargs.get("batch_input_shape")
+        if batch_shape is None:
+            shape = kwargs.get("input_shape")
+            if shape is None and kwargs.get("input_dim") is not None:
+                shape = (kwargs["input_dim"],)
+            if shape is not None:
+                batch_shape = (kwargs.get("batch_size"),) + tuple(shape)
+        self._batch_input_shape = tuple(batch_shape) if batch_shape is not None else None
+        self._initial_weights = kwargs.get("weights")
+        params = inspect.signature(self.call).parameters
+        self._call_takes_training = "training" in params
+        self._call_takes_mask = "mask" in params
+        self._output_shape_cache = None
 
+    # ------------------------------------------------------------------ attribute tracking
     def __setattr__(self, name, value):
-        if isinstance(value, Layer) and name != "_parent" and "_sublayers" in self.__dict__:
-            if value not in self._sublayers:
-                self._sublayers.append(value)
+        d = self.__dict__
+        if "_sublayers" in d and not name.startswith("_"):
+            if isinstance(value, Layer):
+                self._track_layer(value, name)
+            elif isinstance(value, (list, tuple)) and value and \
+                    all(isinstance(v, Layer) for v in value):
+                for i, v in enumerate(value):
+                    self._track_layer(v, f"{name}/{i}")
+            elif type(value) is Variable and any(value is w for w in d["_own_weights"]):
+                d["_weight_attrs"][name] = value
         object.__setattr__(self, name, value)
+
+    def _track_layer(self, layer, key):
+        if all(layer is not s for s in self._sublayers):
+            self._sublayers.append(layer)
+            self._sublayer_keys.append(key)
+            self._restore_deferred(key, layer)
+
+    def _restore_deferred(self, key, child):
+        """A checkpoint restored before ``child`` existed left its value here: apply it."""
+        pending = self.__dict__.get("_deferred_restorations")
+        if pending and key in pending:
+            from ..checkpoint import restore_into
+            restore_into(child, pending.pop(key))
+
+    def _trackable_children(self):
+        """Name -> Variable or trackable object, for checkpoints (stable across processes)."""
+        out = {}
+        for k, w in zip(self._weight_keys, self._own_weights):
+            out[k] = w
+        for k, s in zip(self._sublayer_keys, self._sublayers):
+            out[k] = s
+        return out
+
+    # ------------------------------------------------------------------ dtype policy
+    @property
+    def dtype_policy(self):
+        return self._dtype_policy
 
     @property
     def dtype(self):
-        """The dtype of the layer's weights and computations."""
-        return self._dtype
+        """The dtype of the layer's variables (Keras: the policy's variable dtype)."""
+        return self._dtype_policy.variable_dtype
+
+    @property
+    def compute_dtype(self):
+        return self._dtype_policy.compute_dtype
+
+    @property
+    def variable_dtype(self):
+        return self._dtype_policy.variable_dtype
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+        for layer in self._sublayers:
+            layer.trainable = value
 
     # ------------------------------------------------------------------ the contract
     def build(self, input_shape):
@@ -70,58 +204,248 @@ class Layer:
         """The computation (override)."""
         return inputs
 
-    def __call__(self, inputs, *args, training=None, **kwargs):
+    def compute_output_shape(self, input_shape):
+        """The output shape for ``input_shape`` (batch dimension included; override). The
+        default infers it by running the layer on small zero arrays."""
+        raise NotImplementedError
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the outputs: the input mask passes through layers that support masking."""
+        return mask if self.supports_masking else None
+
+    def __call__(self, *args, **kwargs):
+        if not args:
+            if "inputs" not in kwargs:
+                raise TypeError(f"{self.name}: missing the inputs argument")
+            args = (kwargs.pop("inputs"),)
+        if is_symbolic(args) or is_symbolic(kwargs):
+            return self._symbolic_call(args, kwargs)
+        inputs = self._convert_inputs(args[0])
         if not self.built:
-            self._maybe_build(tuple(_np.shape(inputs)))
+            self._maybe_build(_shapes(inputs))
+        # training: explicit > inherited from the enclosing call > the call's default
+        outer = getattr(_ctx, "training", None)
+        depth = getattr(_ctx, "depth", 0)
         if self._call_takes_training:
+            training = kwargs.get("training")
+            if training is None:
+                training = outer
             kwargs["training"] = training
-        return self.call(inputs, *args, **kwargs)
+        else:
+            training = kwargs.pop("training", None)
+            if training is None:
+                training = outer
+        if depth == 0:
+            self._clear_losses()
+        _ctx.training, _ctx.depth = training, depth + 1
+        try:
+            if self._autocast and self._dtype_policy.is_mixed and self._weight_attrs:
+                out = self._call_autocast(inputs, args[1:], kwargs)
+            else:
+                out = self.call(inputs, *args[1:], **kwargs)
+        finally:
+            _ctx.training, _ctx.depth = outer, depth
+        if getattr(self, "activity_regularizer", None) is not None:
+            for o in flatten(out):
+                self.add_loss(self.activity_regularizer(o) / max(1, o.shape[0]) if o.ndim else
+                              self.activity_regularizer(o))
+        return out
+
+    def _convert_inputs(self, inputs):
+        compute = self._dtype_policy.compute_dtype if self._autocast else None
+
+        def conv(x):
+            if not isinstance(x, tnp.ndarray):
+                if x is None or isinstance(x, (str, bytes, int, float, complex, bool)):
+                    return x   # Python scalars stay weakly typed (NumPy 2 promotion)
+                x = tnp.asarray(x)
+            if compute is not None and x.dtype.kind == "f" and x.dtype.name != compute:
+                x = x.astype(compute)
+            return x
+
+        if isinstance(inputs, (tnp.ndarray, _np.ndarray)):
+            return conv(inputs)
+        if isinstance(inputs, (list, tuple, dict)):
+            return pack_like(inputs, [conv(x) for x in flatten(inputs)])
+        return conv(inputs)
+
+    def _call_autocast(self, inputs, args, kwargs):
+        compute = self._dtype_policy.compute_dtype
+        saved = {}
+        d = self.__dict__
+        for attr, var in self._weight_attrs.items():
+            if d.get(attr) is var and var.dtype.kind == "f" and var.dtype.name != compute:
+                saved[attr] = var
+                d[attr] = var.astype(compute)
+        try:
+            return self.call(inputs, *args, **kwargs)
+        finally:
+            d.update(saved)
 
     def _maybe_build(self, input_shape):
         if not self.built:
             self.build(input_shape)
             self.built = True
+            if self._initial_weights is not None:
+                self.set_weights(self._initial_weights)
+                self._initial_weights = None
 
-    def add_weight(self, name=None, shape=(), dtype=None, initializer=None, trainable=True,
-                   regularizer=None, constraint=None, aggregation="none", synchronization="auto"):
-        """A new ``tt.Variable`` owned by this layer; mirrors ``Layer.add_weight``."""
-        dtype = _np.dtype(dtype or self._dtype)
-        init = _initializers.get(initializer if initializer is not None else
-                                 ("glorot_uniform" if dtype.kind == "f" else "zeros"))
-        value = init(tuple(shape), dtype=dtype.name)
-        v = Variable(value, trainable=trainable, name=f"{self.name}/{name or 'weight'}", dtype=dtype,
-                     aggregation=aggregation, synchronization=synchronization, constraint=constraint)
-        self._own_weights.append(v)
-        return v
+    # ------------------------------------------------------------------ functional API
+    def _symbolic_call(self, args, kwargs):
+        from ..autodiff.tape import _local as _tape_local
+        shapes = _shapes(args[0])
+        if not self.built:
+            self._maybe_build(shapes)
+        outputs = None
+        if type(self).compute_output_shape is not Layer.compute_output_shape:
+            try:
+                out_shape = self.compute_output_shape(shapes)
+            except NotImplementedError:
+                out_shape = None
+            if out_shape is not None:
+                outputs = self._placeholders_from_shapes(out_shape)
+        if outputs is None:
+            # infer by running on zeros: twice with different sizes for the unknown dimensions,
+            # so the output dimensions that follow them come out as None
+            tapes = getattr(_tape_local, "tapes", None) or []
+            paused = [t for t in tapes if t._recording]
+            for t in paused:
+                t._recording = False
+            try:
+                runs = []
+                for batch, free in ((1, 8), (2, 9)):
+                    concrete = pack_like((args, kwargs), [
+                        _zeros_for(t, batch, free) if isinstance(t, KerasTensor) else t
+                        for t in flatten((args, kwargs))])
+                    kw = dict(concrete[1])
+                    kw.setdefault("training", False)
+                    runs.append(self(*concrete[0], **kw))
+            finally:
+                for t in paused:
+                    t._recording = True
+            a, b = (flatten(r) for r in runs)
+            leaves = [KerasTensor(tuple(None if da != db else da for da, db in zip(x.shape, y.shape)),
+                                  x.dtype.name) for x, y in zip(a, b)]
+            outputs = pack_like(runs[0], leaves)
+        node = Node(self, args, kwargs, outputs)
+        for i, t in enumerate(flatten(outputs)):
+            t._node, t._index = node, i
+        self._inbound_nodes.append(node)
+        self._output_shape_cache = (pack_like(outputs, [t.shape for t in flatten(outputs)]))
+        return outputs
+
+    def _placeholders_from_shapes(self, shape):
+        def is_shape(s):
+            return isinstance(s, tuple) and all(d is None or isinstance(d, (int, _np.integer)) for d in s)
+        if is_shape(tuple(shape)) if isinstance(shape, (list, tuple)) else False:
+            return KerasTensor(tuple(shape), self.compute_dtype)
+        if isinstance(shape, (list, tuple)):
+            return [self._placeholders_from_shapes(s) for s in shape]
+        if isinstance(shape, dict):
+            return {k: self._placeholders_from_shapes(v) for k, v in shape.items()}
+        raise TypeError(f"{self.name}.compute_output_shape returned {shape!r}")
+
+    @property
+    def output_shape(self):
+        if self._output_shape_cache is None:
+            raise AttributeError(f"The layer {self.name} has never been called on symbolic "
+                                 f"inputs and thus has no defined output shape.")
+        return self._output_shape_cache
+
+    @property
+    def input(self):
+        if not self._inbound_nodes:
+            raise AttributeError(f"Layer {self.name} is not connected, no input to return.")
+        ins = self._inbound_nodes[0].inputs
+        return ins[0] if len(ins) == 1 else ins
+
+    @property
+    def output(self):
+        if not self._inbound_nodes:
+            raise AttributeError(f"Layer {self.name} has no inbound nodes.")
+        return self._inbound_nodes[0].outputs
 
     # ------------------------------------------------------------------ weights
+    def add_weight(self, name=None, shape=(), dtype=None, initializer=None, regularizer=None,
+                   trainable=None, constraint=None, aggregation="none", synchronization="auto",
+                   **kwargs):
+        """A new ``tt.Variable`` owned by this layer; mirrors ``Layer.add_weight``. Created in
+        the policy's variable dtype unless ``dtype`` is given."""
+        if kwargs:
+            raise TypeError(f"{self.name}.add_weight: unexpected keyword arguments {sorted(kwargs)}")
+        dtype = _np.dtype(dtype or self._dtype_policy.variable_dtype)
+        init = _initializers.get(initializer if initializer is not None else
+                                 ("glorot_uniform" if dtype.kind == "f" else "zeros"))
+        shape = tuple(int(s) for s in (shape or ()))
+        value = init(shape, dtype=dtype.name)
+        if trainable is None:
+            trainable = True
+        if str(synchronization).lower().endswith("on_read"):
+            trainable = False
+        key = name or "weight"
+        if key in self._weight_keys:
+            k = 1
+            while f"{key}_{k}" in self._weight_keys:
+                k += 1
+            key = f"{key}_{k}"
+        v = Variable(value, trainable=trainable, name=f"{self.name}/{key}", dtype=dtype,
+                     aggregation=aggregation, synchronization=synchronization, constraint=constraint)
+        self._own_weights.append(v)
+        self._weight_keys.append(key)
+        self._restore_deferred(key, v)
+        if regularizer is not None:
+            from .. import regularizers as _regularizers
+            reg = _regularizers.get(regularizer)
+            self.__dict__.setdefault("_weight_regularizers", []).append((v, reg))
+        return v
+
     @property
     def weights(self):
         """All weights: this layer's, then its sub-layers', in creation order."""
         out = list(self._own_weights)
+        seen = {id(w) for w in out}
         for layer in self._sublayers:
-            out.extend(w for w in layer.weights if all(w is not o for o in out))
+            for w in layer.weights:
+                if id(w) not in seen:
+                    seen.add(id(w))
+                    out.append(w)
         return out
 
-    variables = weights
+    @property
+    def variables(self):
+        return self.weights
 
     @property
     def trainable_weights(self):
-        if not self.trainable:
+        if not self._trainable:
             return []
         out = [w for w in self._own_weights if w.trainable]
+        seen = {id(w) for w in out}
         for layer in self._sublayers:
-            out.extend(w for w in layer.trainable_weights if all(w is not o for o in out))
+            for w in layer.trainable_weights:
+                if id(w) not in seen:
+                    seen.add(id(w))
+                    out.append(w)
         return out
 
-    trainable_variables = trainable_weights
+    @property
+    def trainable_variables(self):
+        return self.trainable_weights
 
     @property
     def non_trainable_weights(self):
-        train = self.trainable_weights
-        return [w for w in self.weights if all(w is not t for t in train)]
+        train = {id(t) for t in self.trainable_weights}
+        return [w for w in self.weights if id(w) not in train]
 
-    non_trainable_variables = non_trainable_weights
+    @property
+    def non_trainable_variables(self):
+        return self.non_trainable_weights
+
+    def _flatten_layers(self, include_self=True):
+        if include_self:
+            yield self
+        for s in self._sublayers:
+            yield from s._flatten_layers(True)
 
     def get_weights(self):
         """The weights' values as NumPy arrays, in ``weights`` order."""
@@ -130,22 +454,70 @@ class Layer:
     def set_weights(self, weights):
         """Assign values (NumPy or tnp arrays, in ``weights`` order); shapes must match."""
         mine = self.weights
+        weights = list(weights)
         if len(weights) != len(mine):
-            raise ValueError(f"{self.name}.set_weights: expected {len(mine)} arrays, got {len(weights)}")
+            raise ValueError(f"You called `set_weights(weights)` on layer \"{self.name}\" with a "
+                             f"weight list of length {len(weights)}, but the layer was expecting "
+                             f"{len(mine)} weights.")
         for w, value in zip(mine, weights):
             if tuple(_np.shape(value)) != tuple(w.shape):
-                raise ValueError(f"{self.name}.set_weights: weight {w.name} has shape {w.shape}, "
-                                 f"the value has shape {_np.shape(value)}")
+                raise ValueError(f"Layer {self.name} weight shape {w.shape} is not compatible "
+                                 f"with provided weight shape {_np.shape(value)} ({w.name})")
         for w, value in zip(mine, weights):
-            w.assign(tnp.asarray(value, dtype=w.dtype))
+            w.assign(tnp.asarray(_np.asarray(value), dtype=w.dtype))
+
+    def count_params(self):
+        if not self.built:
+            raise ValueError(f"You tried to call `count_params` on layer {self.name}, but the "
+                             f"layer isn't built.")
+        return int(sum(int(_np.prod(w.shape)) for w in self.weights))
+
+    # ------------------------------------------------------------------ losses
+    def add_loss(self, loss, inputs=None):
+        """Add a loss (a scalar, or a callable of no arguments) to ``layer.losses``."""
+        self._call_losses.append(loss)
+
+    def _clear_losses(self):
+        for layer in self._flatten_layers():
+            layer._call_losses.clear()
+
+    @property
+    def losses(self):
+        """Losses added during the last call plus the weight regularization terms."""
+        out = []
+        for layer in self._flatten_layers():
+            for l in layer._call_losses:
+                out.append(l() if callable(l) else l)
+            for v, reg in layer.__dict__.get("_weight_regularizers", ()):
+                out.append(reg(v))
+        return out
 
     # ------------------------------------------------------------------ config
     def get_config(self):
-        return {"name": self.name, "trainable": self.trainable, "dtype": self._dtype}
+        cfg = {"name": self.name, "trainable": self.trainable,
+               "dtype": self._dtype_policy.name}
+        if self._batch_input_shape is not None:
+            cfg["batch_input_shape"] = list(self._batch_input_shape)
+        return cfg
 
     @classmethod
     def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = Policy.from_config(config["dtype"].get("config", config["dtype"]))
+        if config.get("batch_input_shape") is not None:
+            config["batch_input_shape"] = tuple(config["batch_input_shape"])
         return cls(**config)
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _zeros_for(t, batch, free):
+    shape = tuple((batch if i == 0 else free) if d is None else d for i, d in enumerate(t.shape))
+    return tnp.zeros(shape, dtype=t.dtype)
+
+
+def current_training():
+    """The training flag of the layer call in progress on this thread (None outside calls)."""
+    return getattr(_ctx, "training", None)

@@ -1,70 +1,375 @@
-"""Core layers: ``InputLayer`` (``tt.Input``) and ``Dense``."""
+"""Core layers: ``Input``/``InputLayer``, ``Dense``, ``Activation``, ``Dropout``, ``Flatten``,
+``Reshape``, ``Permute``, ``RepeatVector``, ``Lambda``, ``Masking`` (TF 2.4 signatures)."""
 from __future__ import annotations
+
+import math
+
+import numpy as _np
 
 import tnp
 
 from .. import activations as _activations
 from .. import initializers as _initializers
+from ..ops.dense import dense as _dense_op
+from ..utils.random import get_rng, make_rng
 from .base import Layer
+from .keras_tensor import KerasTensor, Node
 
-__all__ = ["InputLayer", "Input", "Dense"]
+__all__ = ["InputLayer", "Input", "Dense", "Activation", "Dropout", "Flatten", "Reshape",
+           "Permute", "RepeatVector", "Lambda", "Masking", "TFOpLambda"]
+
+
+def _serialize(obj):
+    """A Keras-style ``{"class_name", "config"}`` for initializers/regularizers/constraints."""
+    if obj is None:
+        return None
+    if isinstance(obj, str):
+        return obj
+    cfg = obj.get_config() if hasattr(obj, "get_config") else {}
+    return {"class_name": type(obj).__name__, "config": cfg}
 
 
 class InputLayer(Layer):
-    """The entry of a model: records the input shape (batch dimension excluded)."""
+    """The entry of a functional model; ``tt.Input`` creates one and returns its output."""
 
-    def __init__(self, input_shape=None, batch_size=None, dtype=None, name=None, **kwargs):
-        super().__init__(name=name, dtype=dtype)
-        self.input_shape = tuple(input_shape) if input_shape is not None else None
+    def __init__(self, input_shape=None, batch_size=None, dtype=None, name=None, sparse=False,
+                 ragged=False, batch_input_shape=None, **kwargs):
+        if batch_input_shape is not None:
+            batch_size, input_shape = batch_input_shape[0], tuple(batch_input_shape[1:])
+        if input_shape is None:
+            raise ValueError("InputLayer: an input_shape (without the batch dimension) is required")
+        if name is None:
+            from .base import unique_name
+            name = unique_name("input")
+            name = name if name != "input" else unique_name("input")   # input_1, input_2, ...
+        super().__init__(name=name, dtype=dtype or "float32", **kwargs)
+        self.input_shape = tuple(None if d is None else int(d) for d in input_shape)
         self.batch_size = batch_size
         self.built = True
+        self.sparse, self.ragged = sparse, ragged
+        if sparse or ragged:
+            raise NotImplementedError("InputLayer: sparse and ragged inputs are not supported")
+        dt = _np.dtype(dtype).name if dtype is not None and not isinstance(dtype, str) else (dtype or None)
+        self._input_dtype = dt or self.compute_dtype
+        out = KerasTensor((batch_size,) + self.input_shape, self._input_dtype, name=self.name)
+        node = Node(self, (), {}, out)
+        out._node = node
+        self._inbound_nodes.append(node)
+        self._output_shape_cache = out.shape
+        self._output_tensor = out
+
+    def call(self, inputs):
+        return inputs
 
     def get_config(self):
-        return {**super().get_config(), "input_shape": self.input_shape, "batch_size": self.batch_size}
+        return {"batch_input_shape": [self.batch_size, *self.input_shape],
+                "dtype": self._input_dtype, "name": self.name, "sparse": False, "ragged": False}
 
 
-def Input(shape=None, batch_size=None, name=None, dtype=None, **kwargs):  # noqa: N802 (Keras's name)
-    """Mirrors ``tf.keras.Input(shape, batch_size, name, dtype)``: the start of a model."""
+def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=False, tensor=None,  # noqa: N802
+          ragged=False, batch_shape=None, **kwargs):
+    """Mirrors ``tf.keras.Input(shape=None, batch_size=None, name=None, dtype=None, ...)``: a
+    symbolic tensor to build functional models from (or to start a ``Sequential``)."""
+    if batch_shape is not None:
+        batch_size, shape = batch_shape[0], tuple(batch_shape[1:])
     if shape is None:
-        raise ValueError("Input: a shape (without the batch dimension) is required")
-    return InputLayer(input_shape=tuple(shape), batch_size=batch_size, name=name, dtype=dtype)
+        raise ValueError("Please provide to Input a `shape` or a `tensor` argument. Note that "
+                         "`shape` does not include the batch dimension.")
+    if tensor is not None:
+        raise NotImplementedError("Input(tensor=...) is not supported")
+    if isinstance(shape, int):
+        shape = (shape,)
+    layer = InputLayer(input_shape=tuple(shape), batch_size=batch_size, name=name, dtype=dtype,
+                       sparse=sparse, ragged=ragged, **kwargs)
+    return layer._output_tensor
 
 
 class Dense(Layer):
     """``activation(inputs @ kernel + bias)``; mirrors ``tf.keras.layers.Dense`` (kernel of shape
-    ``(input_dim, units)``)."""
+    ``(input_dim, units)``). Inputs of rank > 2 are multiplied along their last axis."""
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", **kwargs):
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
-        if int(units) <= 0:
-            raise ValueError(f"Dense: units must be a positive integer, got {units!r}")
-        self.units = int(units)
+        try:
+            units = int(units)
+        except (TypeError, ValueError):
+            raise TypeError(f"Dense: units must be an integer, got {units!r}") from None
+        if units <= 0:
+            raise ValueError(f"Received an invalid value for `units`, expected a positive integer, "
+                             f"got {units}.")
+        self.units = units
         self.activation = _activations.get(activation)
-        self.use_bias = use_bias
+        self.use_bias = bool(use_bias)
         self.kernel_initializer = _initializers.get(kernel_initializer)
         self.bias_initializer = _initializers.get(bias_initializer)
+        from .. import regularizers as _regularizers
+        self.kernel_regularizer = _regularizers.get(kernel_regularizer)
+        self.bias_regularizer = _regularizers.get(bias_regularizer)
+        self.activity_regularizer = _regularizers.get(activity_regularizer)
+        self.kernel_constraint = kernel_constraint
+        self.bias_constraint = bias_constraint
+        self.supports_masking = True
+        self._relu = self.activation is _activations.get("relu")
 
     def build(self, input_shape):
         last = input_shape[-1]
         if last is None:
-            raise ValueError(f"{self.name}: the last dimension of the inputs must be known, got "
-                             f"shape {input_shape}")
-        self.kernel = self.add_weight("kernel", (int(last), self.units), initializer=self.kernel_initializer)
-        self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer) \
-            if self.use_bias else None
+            raise ValueError(f"The last dimension of the inputs to `Dense` should be defined. "
+                             f"Found `None` (input shape {tuple(input_shape)}).")
+        self.kernel = self.add_weight("kernel", (int(last), self.units),
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
         super().build(input_shape)
 
     def call(self, inputs):
-        x = inputs if isinstance(inputs, tnp.ndarray) else tnp.asarray(inputs)
-        if x.shape[-1] != self.kernel.shape[0]:
-            raise ValueError(f"{self.name}: inputs of shape {x.shape} do not fit a kernel of shape "
-                             f"{self.kernel.shape}")
-        y = x @ self.kernel
-        if self.bias is not None:
-            y = y + self.bias
-        return self.activation(y)
+        x = inputs
+        if x.ndim == 0 or x.shape[-1] != self.kernel.shape[0]:
+            raise ValueError(f"Input 0 of layer {self.name} is incompatible with the layer: "
+                             f"expected axis -1 of input shape to have value "
+                             f"{self.kernel.shape[0]} but received input with shape {x.shape}")
+        y = _dense_op(x, self.kernel, self.bias, relu=self._relu)
+        return y if self._relu else self.activation(y)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[:-1]) + (self.units,)
 
     def get_config(self):
         return {**super().get_config(), "units": self.units,
-                "activation": _activations.serialize(self.activation), "use_bias": self.use_bias}
+                "activation": _activations.serialize(self.activation), "use_bias": self.use_bias,
+                "kernel_initializer": _serialize(self.kernel_initializer),
+                "bias_initializer": _serialize(self.bias_initializer),
+                "kernel_regularizer": _serialize(self.kernel_regularizer),
+                "bias_regularizer": _serialize(self.bias_regularizer),
+                "activity_regularizer": _serialize(self.activity_regularizer),
+                "kernel_constraint": None, "bias_constraint": None}
+
+
+class Activation(Layer):
+    """Applies an activation function (``tf.keras.layers.Activation(activation)``)."""
+
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.activation = _activations.get(activation)
+
+    def call(self, inputs):
+        return self.activation(inputs)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "activation": _activations.serialize(self.activation)}
+
+
+class Dropout(Layer):
+    """Zeroes a fraction ``rate`` of the inputs during training and scales the rest by
+    ``1 / (1 - rate)``; the identity at inference (``tf.keras.layers.Dropout``)."""
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if not 0 <= float(rate) <= 1:
+            raise ValueError(f"Invalid value received for argument `rate`. Expected a float value "
+                             f"between 0 and 1. Received: rate={rate}")
+        self.rate = float(rate)
+        self.noise_shape = tuple(noise_shape) if noise_shape is not None else None
+        self.seed = seed
+        self._rng = make_rng(seed) if seed is not None else None
+        self.supports_masking = True
+
+    def call(self, inputs, training=None):
+        if not training or self.rate == 0:
+            return inputs
+        if self.rate == 1:
+            return inputs * 0
+        shape = inputs.shape if self.noise_shape is None else tuple(
+            s if n is None else n for s, n in zip(inputs.shape, self.noise_shape))
+        rng = self._rng if self._rng is not None else get_rng()
+        keep = rng.random(shape, dtype=_np.float32) >= self.rate
+        scale = keep.astype(inputs.dtype) * inputs.dtype.type(1.0 / (1.0 - self.rate))
+        return inputs * tnp.asarray(scale, device=inputs.device)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate,
+                "noise_shape": list(self.noise_shape) if self.noise_shape else None,
+                "seed": self.seed}
+
+
+class Flatten(Layer):
+    """Flattens every axis but the batch axis (``tf.keras.layers.Flatten``; channels_last)."""
+
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        if data_format not in (None, "channels_last", "channels_first"):
+            raise ValueError(f"Flatten: invalid data_format {data_format!r}")
+        self.data_format = data_format
+
+    def call(self, inputs):
+        x = inputs
+        if self.data_format == "channels_first" and x.ndim > 2:
+            x = tnp.moveaxis(x, 1, -1)
+        return tnp.reshape(x, (x.shape[0], -1)) if x.ndim != 1 else tnp.reshape(x, (-1, 1))
+
+    def compute_output_shape(self, input_shape):
+        rest = input_shape[1:]
+        n = None if any(d is None for d in rest) else int(math.prod(rest))
+        return (input_shape[0], n if rest else 1)
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": self.data_format}
+
+
+class Reshape(Layer):
+    """Reshapes every sample to ``target_shape`` (one -1 allowed; ``tf.keras.layers.Reshape``)."""
+
+    def __init__(self, target_shape, **kwargs):
+        super().__init__(**kwargs)
+        self.target_shape = tuple(int(d) for d in target_shape)
+        if sum(d == -1 for d in self.target_shape) > 1:
+            raise ValueError(f"Reshape: there can only be one unknown dimension in target_shape "
+                             f"{self.target_shape}")
+
+    def _resolve(self, input_shape):
+        n = math.prod(input_shape[1:]) if all(d is not None for d in input_shape[1:]) else None
+        shape = list(self.target_shape)
+        if -1 in shape and n is not None:
+            known = math.prod(d for d in shape if d != -1)
+            if known == 0 or n % known:
+                raise ValueError(f"Reshape: total size of the new array must be unchanged, input "
+                                 f"shape {tuple(input_shape[1:])}, target_shape {self.target_shape}")
+            shape[shape.index(-1)] = n // known
+        elif n is not None and math.prod(shape) != n:
+            raise ValueError(f"Reshape: total size of the new array must be unchanged, input shape "
+                             f"{tuple(input_shape[1:])}, target_shape {self.target_shape}")
+        return tuple(None if d == -1 else d for d in shape)
+
+    def call(self, inputs):
+        self._resolve(inputs.shape)
+        return tnp.reshape(inputs, (inputs.shape[0],) + self.target_shape)
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0],) + self._resolve(tuple(input_shape))
+
+    def get_config(self):
+        return {**super().get_config(), "target_shape": list(self.target_shape)}
+
+
+class Permute(Layer):
+    """Permutes the non-batch axes by ``dims`` (1-based, ``tf.keras.layers.Permute``)."""
+
+    def __init__(self, dims, **kwargs):
+        super().__init__(**kwargs)
+        self.dims = tuple(int(d) for d in dims)
+        if sorted(self.dims) != list(range(1, len(self.dims) + 1)):
+            raise ValueError(f"Invalid permutation argument `dims` for Permute Layer. The set of "
+                             f"indices in `dims` must be consecutive and start from 1. "
+                             f"Received dims={self.dims}")
+
+    def call(self, inputs):
+        if inputs.ndim != len(self.dims) + 1:
+            raise ValueError(f"{self.name}: inputs of shape {inputs.shape} do not have "
+                             f"{len(self.dims) + 1} dimensions for dims={self.dims}")
+        return tnp.transpose(inputs, (0,) + self.dims)
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0],) + tuple(input_shape[d] for d in self.dims)
+
+    def get_config(self):
+        return {**super().get_config(), "dims": list(self.dims)}
+
+
+class RepeatVector(Layer):
+    """Repeats a (batch, features) input ``n`` times: (batch, n, features)."""
+
+    def __init__(self, n, **kwargs):
+        super().__init__(**kwargs)
+        self.n = int(n)
+
+    def call(self, inputs):
+        if inputs.ndim != 2:
+            raise ValueError(f"{self.name}: expected inputs of rank 2, got shape {inputs.shape}")
+        return tnp.repeat(tnp.expand_dims(inputs, 1), self.n, axis=1)
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], self.n, input_shape[1])
+
+    def get_config(self):
+        return {**super().get_config(), "n": self.n}
+
+
+class Masking(Layer):
+    """Masks time steps whose features all equal ``mask_value`` (``tf.keras.layers.Masking``)."""
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+        self.supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        return tnp.any(inputs != self.mask_value, axis=-1)
+
+    def call(self, inputs):
+        keep = tnp.any(inputs != self.mask_value, axis=-1, keepdims=True)
+        return inputs * keep.astype(inputs.dtype)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "mask_value": self.mask_value}
+
+
+class Lambda(Layer):
+    """Wraps a function of tnp arrays as a layer (``tf.keras.layers.Lambda``). Its config keeps
+    the function's name only: a model with a Lambda loads back with ``custom_objects``."""
+
+    def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
+        super().__init__(**kwargs)
+        if not callable(function):
+            raise TypeError(f"Lambda: function must be callable, got {type(function).__name__}")
+        self.function = function
+        self.arguments = dict(arguments or {})
+        self._out_shape = output_shape
+        self._mask = mask
+
+    def call(self, inputs):
+        return self.function(inputs, **self.arguments)
+
+    def compute_mask(self, inputs, mask=None):
+        if callable(self._mask):
+            return self._mask(inputs, mask)
+        return self._mask
+
+    def get_config(self):
+        return {**super().get_config(), "function": getattr(self.function, "__name__", "lambda"),
+                "arguments": self.arguments}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        fn = config.pop("function")
+        if not callable(fn):
+            found = (custom_objects or {}).get(fn)
+            if found is None:
+                raise ValueError(f"Lambda.from_config: the function {fn!r} cannot be restored from "
+                                 f"a config; pass it in custom_objects={{{fn!r}: fn}}")
+            fn = found
+        return cls(fn, **config)
+
+
+class TFOpLambda(Lambda):
+    """An operator applied to symbolic tensors (``x + y`` on ``tt.Input``s) as a layer."""
+
+    def call(self, inputs):
+        if isinstance(inputs, list):
+            return self.function(*inputs)
+        return self.function(inputs)

@@ -1,90 +1,375 @@
-"""Losses (``tt.losses``) with Keras's names, defaults and reduction (TF 2.4: the mean over the
-batch, ``SUM_OVER_BATCH_SIZE``). They compute in float32 or wider, as Keras does."""
+"""Losses (``tt.losses``), mirroring ``tf.keras.losses`` (TF 2.4 names, signatures, defaults and
+reductions; ``axis`` and ``ignore_class`` arguments from later Keras).
+
+A ``Loss`` reduces the per-sample values of its function form: ``"auto"`` and
+``"sum_over_batch_size"`` take the (weighted) sum divided by the number of per-sample values
+(TF 2.4's ``SUM_OVER_BATCH_SIZE``), ``"sum"`` the sum, ``"none"`` returns them. Losses compute in
+float32 (float64 for float64 predictions); float16/bfloat16 predictions are cast up first.
+
+Speed: ``CategoricalCrossentropy`` and ``SparseCategoricalCrossentropy`` (and their function
+forms) compute loss, weights and reduction as ONE tape node with a NumPy backward; the other
+losses are tnp code that the tape differentiates.
+"""
 from __future__ import annotations
 
 import numpy as _np
 
 import tnp
 
-from ..autodiff import stop_gradient
+from ..activations import is_floating as _is_floating
+from . import functions as _f
+from ._weights import broadcast_weights
+from ._xent import compute_dtype, crossentropy
+from .functions import __all__ as _function_names
+from .functions import (  # noqa: F401  (the function forms and TF 2.4's aliases)
+    KLD, MAE, MAPE, MSE, MSLE, binary_crossentropy, categorical_crossentropy, categorical_hinge,
+    cosine_similarity, hinge, huber, kl_divergence, kld, kullback_leibler_divergence, log_cosh,
+    logcosh, mae, mape, mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
+    mean_squared_logarithmic_error, mse, msle, poisson, sparse_categorical_crossentropy,
+    squared_hinge)
 
-__all__ = ["Loss", "SparseCategoricalCrossentropy", "sparse_categorical_crossentropy", "get"]
+__all__ = ["Reduction", "Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError",
+           "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "Huber", "LogCosh",
+           "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "BinaryCrossentropy",
+           "KLDivergence", "Poisson", "Hinge", "SquaredHinge", "CategoricalHinge",
+           "CosineSimilarity", "get", "serialize", "deserialize"] + list(_function_names)
 
-_REDUCTIONS = ("auto", "sum_over_batch_size", "sum", "none")
+
+class Reduction:
+    """The reduction names (``tf.keras.losses.Reduction``)."""
+    AUTO = "auto"
+    NONE = "none"
+    SUM = "sum"
+    SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
+
+    @classmethod
+    def all(cls):
+        return (cls.AUTO, cls.NONE, cls.SUM, cls.SUM_OVER_BATCH_SIZE)
+
+    @classmethod
+    def validate(cls, key, who="Loss"):
+        if key not in cls.all():
+            raise ValueError(f"{who}: invalid reduction {key!r}; expected one of {cls.all()}")
+
+
+def _snake(name):
+    out = []
+    for i, c in enumerate(name):
+        if c.isupper() and i and not name[i - 1].isupper():
+            out.append("_")
+        out.append(c.lower())
+    return "".join(out)
 
 
 class Loss:
-    """Base class: ``loss(y_true, y_pred, sample_weight=None)`` reduces the per-sample values
-    returned by ``call``."""
+    """Base class; mirrors ``tf.keras.losses.Loss(reduction="auto", name=None)``. Subclasses
+    implement ``call(y_true, y_pred)`` returning per-sample values; ``loss(y_true, y_pred,
+    sample_weight=None)`` weights and reduces them."""
 
     def __init__(self, reduction="auto", name=None):
-        if reduction not in _REDUCTIONS:
-            raise ValueError(f"{type(self).__name__}: reduction must be one of {_REDUCTIONS}, "
-                             f"got {reduction!r}")
+        Reduction.validate(reduction, type(self).__name__)
         self.reduction = reduction
-        self.name = name or type(self).__name__
+        self.name = name or _snake(type(self).__name__)
 
     def call(self, y_true, y_pred):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__}.call must be implemented")
 
     def __call__(self, y_true, y_pred, sample_weight=None):
-        per_sample = self.call(y_true, y_pred)
+        return self._reduce(self.call(y_true, y_pred), sample_weight)
+
+    def _reduce(self, per, sample_weight):
+        per = per if isinstance(per, tnp.ndarray) else tnp.asarray(per)
+        if not _is_floating(per.dtype):
+            per = per.astype("float32")
         if sample_weight is not None:
-            per_sample = per_sample * tnp.asarray(sample_weight, dtype=per_sample.dtype)
+            w = broadcast_weights(self.name, sample_weight, per.shape, per.dtype)
+            per = per * tnp.asarray(w)
         if self.reduction == "none":
-            return per_sample
-        if self.reduction == "sum":
-            return tnp.sum(per_sample)
-        return tnp.mean(per_sample) if per_sample.size else tnp.sum(per_sample)
+            return per
+        if self.reduction == "sum" or per.size == 0:
+            return tnp.sum(per)
+        return tnp.mean(per)
 
     def get_config(self):
         return {"reduction": self.reduction, "name": self.name}
 
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
 
-def _float(x):
-    if not isinstance(x, tnp.ndarray):
-        x = tnp.asarray(x)
-    return x if x.dtype in (_np.float32, _np.float64) else x.astype("float32")
-
-
-def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
-    """Per-sample ``-log p[y_true]``; mirrors ``tf.keras.losses.sparse_categorical_crossentropy``."""
-    y_pred = _float(y_pred)
-    labels = y_true if isinstance(y_true, tnp.ndarray) else tnp.asarray(y_true)
-    if labels.ndim == y_pred.ndim:  # (batch, 1) labels, as Keras accepts
-        labels = tnp.squeeze(labels, axis=-1)
-    if labels.shape != y_pred.shape[:-1]:
-        raise ValueError(f"sparse_categorical_crossentropy: labels of shape {labels.shape} do not "
-                         f"match predictions of shape {y_pred.shape}")
-    idx = tnp.expand_dims(labels.astype("int64", copy=False), -1)
-    if from_logits:
-        # the shift by the maximum changes no gradient: taken from an untracked copy, it is
-        # not recorded at all
-        z = y_pred - tnp.max(stop_gradient(y_pred), axis=axis, keepdims=True)
-        lse = tnp.log(tnp.sum(tnp.exp(z), axis=axis, keepdims=True))
-        return (lse - tnp.take_along_axis(z, idx, axis=axis))[..., 0]
-    eps = float(_np.finfo(y_pred.dtype).eps) if y_pred.dtype != _np.float32 else 1e-7
-    p = tnp.clip(y_pred / tnp.sum(y_pred, axis=axis, keepdims=True), eps, 1 - eps)
-    return -tnp.log(tnp.take_along_axis(p, idx, axis=axis))[..., 0]
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, reduction={self.reduction}>"
 
 
-class SparseCategoricalCrossentropy(Loss):
-    """Mirrors ``tf.keras.losses.SparseCategoricalCrossentropy(from_logits=False)``."""
+def _divisor(reduction, size):
+    if reduction == "none":
+        return None
+    if reduction == "sum":
+        return 1.0
+    return float(size)
 
-    def __init__(self, from_logits=False, reduction="auto", name="sparse_categorical_crossentropy"):
-        super().__init__(reduction=reduction, name=name)
-        self.from_logits = from_logits
+
+class LossFunctionWrapper(Loss):
+    """A ``Loss`` from a function form: ``fn(y_true, y_pred, **kwargs)`` gives per-sample
+    values; mirrors ``tf.keras.losses.LossFunctionWrapper``."""
+
+    def __init__(self, fn, reduction="auto", name=None, **kwargs):
+        super().__init__(reduction=reduction, name=name or getattr(fn, "__name__", None))
+        self.fn = fn
+        self._fn_kwargs = kwargs
 
     def call(self, y_true, y_pred):
-        return sparse_categorical_crossentropy(y_true, y_pred, from_logits=self.from_logits)
+        return self.fn(y_true, y_pred, **self._fn_kwargs)
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        if self.fn is _f.sparse_categorical_crossentropy:
+            return self._sparse_xent(y_true, y_pred, sample_weight, **self._fn_kwargs)
+        if self.fn is _f.categorical_crossentropy:
+            return self._xent(y_true, y_pred, sample_weight, **self._fn_kwargs)
+        return super().__call__(y_true, y_pred, sample_weight)
+
+    # the cross-entropies: per-sample values, weights and reduction in one tape node
+    def _sparse_xent(self, y_true, y_pred, sample_weight, from_logits=False, axis=-1,
+                     ignore_class=None):
+        y_pred = y_pred if isinstance(y_pred, tnp.ndarray) else tnp.asarray(y_pred)
+        if not _is_floating(y_pred.dtype):
+            y_pred = y_pred.astype("float32")
+        labels = _f.sparse_labels(self.name, y_true, y_pred, axis)
+        valid = None if ignore_class is None else labels != ignore_class
+        _f._check_range(self.name, labels, y_pred.shape[axis], valid)
+        ct = compute_dtype(y_pred.dtype)
+        weights = None if sample_weight is None else \
+            broadcast_weights(self.name, sample_weight, labels.shape, ct)
+        size = labels.size if valid is None else int(valid.sum())  # Keras 3: ignored don't count
+        return crossentropy(y_pred, labels, sparse=True, from_logits=from_logits, axis=axis,
+                            weights=weights, divisor=_divisor(self.reduction, size), valid=valid)
+
+    def _xent(self, y_true, y_pred, sample_weight, from_logits=False, label_smoothing=0.0, axis=-1):
+        ls = _f._check_smoothing(self.name, label_smoothing)
+        y_pred = y_pred if isinstance(y_pred, tnp.ndarray) else tnp.asarray(y_pred)
+        if not _is_floating(y_pred.dtype):
+            y_pred = y_pred.astype("float32")
+        y_true = y_true if isinstance(y_true, tnp.ndarray) else tnp.asarray(y_true)
+        if y_true.shape != y_pred.shape or y_pred.ndim == 0:
+            raise ValueError(f"{self.name}: y_true of shape {tuple(y_true.shape)} and y_pred of "
+                             f"shape {tuple(y_pred.shape)} are incompatible (expected equal "
+                             f"shapes with a class axis)")
+        per_shape = y_pred.shape[:axis % y_pred.ndim] + y_pred.shape[axis % y_pred.ndim + 1:]
+        ct = compute_dtype(y_pred.dtype)
+        weights = None if sample_weight is None else \
+            broadcast_weights(self.name, sample_weight, per_shape, ct)
+        return crossentropy(y_pred, y_true, sparse=False, from_logits=from_logits, axis=axis,
+                            smoothing=ls, weights=weights,
+                            divisor=_divisor(self.reduction, int(_np.prod(per_shape))))
 
     def get_config(self):
-        return {**super().get_config(), "from_logits": self.from_logits}
+        return {**super().get_config(), **self._fn_kwargs}
+
+
+class _Wrapped(LossFunctionWrapper):
+    """A named loss class: ``_fn`` and the constructor's own keyword arguments."""
+    _fn = None
+
+    def __init__(self, reduction="auto", name=None, **kwargs):
+        super().__init__(type(self)._fn, reduction=reduction, name=name, **kwargs)
+
+    def get_config(self):
+        return {"reduction": self.reduction, "name": self.name, **self._fn_kwargs}
+
+
+class MeanSquaredError(_Wrapped):
+    """Mirrors ``tf.keras.losses.MeanSquaredError(reduction="auto", name="mean_squared_error")``."""
+    _fn = staticmethod(_f.mean_squared_error)
+
+    def __init__(self, reduction="auto", name="mean_squared_error"):
+        super().__init__(reduction, name)
+
+
+class MeanAbsoluteError(_Wrapped):
+    """Mirrors ``tf.keras.losses.MeanAbsoluteError(reduction="auto", name="mean_absolute_error")``."""
+    _fn = staticmethod(_f.mean_absolute_error)
+
+    def __init__(self, reduction="auto", name="mean_absolute_error"):
+        super().__init__(reduction, name)
+
+
+class MeanAbsolutePercentageError(_Wrapped):
+    """Mirrors ``tf.keras.losses.MeanAbsolutePercentageError(reduction="auto",
+    name="mean_absolute_percentage_error")``."""
+    _fn = staticmethod(_f.mean_absolute_percentage_error)
+
+    def __init__(self, reduction="auto", name="mean_absolute_percentage_error"):
+        super().__init__(reduction, name)
+
+
+class MeanSquaredLogarithmicError(_Wrapped):
+    """Mirrors ``tf.keras.losses.MeanSquaredLogarithmicError(reduction="auto",
+    name="mean_squared_logarithmic_error")``."""
+    _fn = staticmethod(_f.mean_squared_logarithmic_error)
+
+    def __init__(self, reduction="auto", name="mean_squared_logarithmic_error"):
+        super().__init__(reduction, name)
+
+
+class Huber(_Wrapped):
+    """Mirrors ``tf.keras.losses.Huber(delta=1.0, reduction="auto", name="huber_loss")``."""
+    _fn = staticmethod(_f.huber)
+
+    def __init__(self, delta=1.0, reduction="auto", name="huber_loss"):
+        if not delta >= 0:
+            raise ValueError(f"Huber: delta must be non-negative, got {delta!r}")
+        super().__init__(reduction, name, delta=delta)
+
+
+class LogCosh(_Wrapped):
+    """Mirrors ``tf.keras.losses.LogCosh(reduction="auto", name="log_cosh")``."""
+    _fn = staticmethod(_f.log_cosh)
+
+    def __init__(self, reduction="auto", name="log_cosh"):
+        super().__init__(reduction, name)
+
+
+class CategoricalCrossentropy(_Wrapped):
+    """Mirrors ``tf.keras.losses.CategoricalCrossentropy(from_logits=False, label_smoothing=0,
+    axis=-1, reduction="auto", name="categorical_crossentropy")``. One tape node."""
+    _fn = staticmethod(_f.categorical_crossentropy)
+
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="auto",
+                 name="categorical_crossentropy"):
+        _f._check_smoothing("CategoricalCrossentropy", label_smoothing)
+        super().__init__(reduction, name, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+
+    @property
+    def from_logits(self):
+        return self._fn_kwargs["from_logits"]
+
+
+class SparseCategoricalCrossentropy(_Wrapped):
+    """Mirrors ``tf.keras.losses.SparseCategoricalCrossentropy(from_logits=False,
+    reduction="auto", name="sparse_categorical_crossentropy")``; ``ignore_class`` (Keras 3):
+    entries with that label get loss 0 and are not counted by the mean. One tape node."""
+    _fn = staticmethod(_f.sparse_categorical_crossentropy)
+
+    def __init__(self, from_logits=False, reduction="auto", name="sparse_categorical_crossentropy",
+                 ignore_class=None):
+        super().__init__(reduction, name, from_logits=from_logits, ignore_class=ignore_class)
+
+    @property
+    def from_logits(self):
+        return self._fn_kwargs["from_logits"]
+
+
+class BinaryCrossentropy(_Wrapped):
+    """Mirrors ``tf.keras.losses.BinaryCrossentropy(from_logits=False, label_smoothing=0,
+    axis=-1, reduction="auto", name="binary_crossentropy")``."""
+    _fn = staticmethod(_f.binary_crossentropy)
+
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="auto",
+                 name="binary_crossentropy"):
+        _f._check_smoothing("BinaryCrossentropy", label_smoothing)
+        super().__init__(reduction, name, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+
+    @property
+    def from_logits(self):
+        return self._fn_kwargs["from_logits"]
+
+
+class KLDivergence(_Wrapped):
+    """Mirrors ``tf.keras.losses.KLDivergence(reduction="auto", name="kl_divergence")``."""
+    _fn = staticmethod(_f.kl_divergence)
+
+    def __init__(self, reduction="auto", name="kl_divergence"):
+        super().__init__(reduction, name)
+
+
+class Poisson(_Wrapped):
+    """Mirrors ``tf.keras.losses.Poisson(reduction="auto", name="poisson")``."""
+    _fn = staticmethod(_f.poisson)
+
+    def __init__(self, reduction="auto", name="poisson"):
+        super().__init__(reduction, name)
+
+
+class Hinge(_Wrapped):
+    """Mirrors ``tf.keras.losses.Hinge(reduction="auto", name="hinge")``."""
+    _fn = staticmethod(_f.hinge)
+
+    def __init__(self, reduction="auto", name="hinge"):
+        super().__init__(reduction, name)
+
+
+class SquaredHinge(_Wrapped):
+    """Mirrors ``tf.keras.losses.SquaredHinge(reduction="auto", name="squared_hinge")``."""
+    _fn = staticmethod(_f.squared_hinge)
+
+    def __init__(self, reduction="auto", name="squared_hinge"):
+        super().__init__(reduction, name)
+
+
+class CategoricalHinge(_Wrapped):
+    """Mirrors ``tf.keras.losses.CategoricalHinge(reduction="auto", name="categorical_hinge")``."""
+    _fn = staticmethod(_f.categorical_hinge)
+
+    def __init__(self, reduction="auto", name="categorical_hinge"):
+        super().__init__(reduction, name)
+
+
+class CosineSimilarity(_Wrapped):
+    """Mirrors ``tf.keras.losses.CosineSimilarity(axis=-1, reduction="auto",
+    name="cosine_similarity")``."""
+    _fn = staticmethod(_f.cosine_similarity)
+
+    def __init__(self, axis=-1, reduction="auto", name="cosine_similarity"):
+        super().__init__(reduction, name, axis=axis)
+
+
+_CLASSES = (Loss, LossFunctionWrapper, MeanSquaredError, MeanAbsoluteError,
+            MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Huber, LogCosh,
+            CategoricalCrossentropy, SparseCategoricalCrossentropy, BinaryCrossentropy,
+            KLDivergence, Poisson, Hinge, SquaredHinge, CategoricalHinge, CosineSimilarity)
+_BY_NAME = {c.__name__: c for c in _CLASSES}
+_BY_NAME.update({n: getattr(_f, n) for n in _function_names})
+
+
+def serialize(loss):
+    """A function's name, or ``{"class_name", "config"}`` for a ``Loss``
+    (``tf.keras.losses.serialize``)."""
+    if isinstance(loss, Loss):
+        return {"class_name": type(loss).__name__, "config": loss.get_config()}
+    name = getattr(loss, "__name__", None)
+    if name is None:
+        raise ValueError(f"losses.serialize: cannot serialize {loss!r}")
+    return name
+
+
+def deserialize(name, custom_objects=None):
+    """A loss from its name (a function form, or a class name for a default instance) or a
+    ``serialize`` dict (``tf.keras.losses.deserialize``)."""
+    if isinstance(name, dict):
+        if "class_name" not in name:
+            raise ValueError(f"losses.deserialize: a dict needs 'class_name', got {name!r}")
+        key, config = name["class_name"], dict(name.get("config") or {})
+    else:
+        key, config = name, None
+    obj = (custom_objects or {}).get(key) or _BY_NAME.get(key)
+    if obj is None or obj in (Loss, LossFunctionWrapper):
+        raise ValueError(f"Unknown loss function: {key!r}; known: "
+                         f"{sorted(k for k in _BY_NAME if k not in ('Loss', 'LossFunctionWrapper'))}")
+    if isinstance(obj, type):
+        return obj.from_config(config or {}) if hasattr(obj, "from_config") else obj(**(config or {}))
+    return obj
 
 
 def get(identifier):
-    if isinstance(identifier, Loss) or callable(identifier):
+    """A loss from a name, a ``serialize`` dict, a ``Loss`` or a callable; None gives None.
+    As ``tf.keras.losses.get``: snake_case names give the function form
+    (``get("mse") is mean_squared_error``), class names an instance."""
+    if identifier is None:
+        return None
+    if isinstance(identifier, (str, dict)):
+        return deserialize(identifier)
+    if callable(identifier):
         return identifier
-    if identifier == "sparse_categorical_crossentropy":
-        return SparseCategoricalCrossentropy()
-    raise ValueError(f"Unknown loss: {identifier!r}")
+    raise ValueError(f"Could not interpret loss function identifier: {identifier!r}")

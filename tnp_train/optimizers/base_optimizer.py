@@ -1,123 +1,490 @@
-"""``Optimizer``: the one base class of tnp_train's optimizers (TF 2.4's ``OptimizerV2`` API).
+"""``Optimizer``: the one base class of tnp_train's optimizers (TF 2.4's ``OptimizerV2`` API,
+with Keras 3's decoupled ``weight_decay`` and settable ``learning_rate``).
 
-The base class owns ``apply_gradients``/``minimize``, the iteration count, gradient clipping and
-slot variables; a subclass writes only ``build`` (its slots) and ``update_step``. Gradients pass
-through :meth:`aggregate_gradients` before anything else: the one place where a distribution
-strategy combines the replicas' gradients (identity in a single process).
+The base class owns ``apply_gradients``/``minimize``, the iteration count, the learning rate
+(float or schedule), gradient aggregation, clipping and transformers, decoupled weight decay,
+slot variables, configs and the checkpoint hooks. A subclass writes only ``build(var_list)``
+(its slots, with :meth:`Optimizer.add_slot`) and ``update_step(gradient, variable,
+learning_rate)``.
+
+What ``apply_gradients`` does, in order (TF 2.4's order):
+
+1. drop pairs whose gradient is None; check the variables are ``tt.Variable``; cast each
+   gradient to its variable's dtype (float16 gradients under mixed precision) and check shapes;
+2. ``gradient_aggregator(pairs)`` (default :meth:`aggregate_gradients`, the identity in one
+   process: THE place where a distribution strategy combines the replicas' gradients), unless
+   ``experimental_aggregate_gradients=False``;
+3. ``clipvalue``, then ``clipnorm`` (per gradient), then ``global_clipnorm``, then each of
+   ``gradient_transformers`` (callables on the list of pairs);
+4. create the slots of variables seen for the first time (``build``);
+5. per variable: decoupled weight decay ``w -= lr * weight_decay * w`` (fused into the update
+   kernel by the built-in optimizers), ``update_step``, the variable's constraint;
+6. ``iterations += 1``.
+
+The learning rate used by a step is evaluated once, before the updates, at the current
+``iterations`` (a schedule gets the number of steps already taken).
 """
 from __future__ import annotations
 
+import math
+import numbers
+
+import numpy as _np
+
 import tnp
+from tnp._core.ndarray import bump_version, ndarray, wrap
 
 from ..autodiff import GradientTape, Variable
+from . import schedules as _schedules
 
 __all__ = ["Optimizer"]
 
 
-class Optimizer:
-    """Mirrors ``tf.keras.optimizers.Optimizer(name, clipnorm=None, clipvalue=None)``."""
+def _check_nonneg(owner, what, value):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{owner}: {what} must be a number or None, got {type(value).__name__}")
+    if not value >= 0:
+        raise ValueError(f"{owner}: {what} must be >= 0, got {value}")
+    return float(value)
 
-    def __init__(self, name, learning_rate=0.01, clipnorm=None, clipvalue=None, **kwargs):
+
+class Optimizer:
+    """Mirrors ``tf.keras.optimizers.Optimizer(name, gradient_aggregator=None,
+    gradient_transformers=None, **kwargs)`` (TF 2.4), the keyword arguments being
+    ``learning_rate`` (float, ``LearningRateSchedule`` or a no-argument callable; ``lr`` is an
+    alias), ``clipnorm``, ``clipvalue``, ``global_clipnorm``, ``decay`` (TF 2.4's inverse-time
+    decay of the learning rate, ``lr / (1 + decay * iterations)``) and Keras 3's
+    ``weight_decay`` (decoupled: ``w -= lr * weight_decay * w`` before each update).
+
+    Subclasses implement ``build(var_list)`` (called once for the variables seen for the first
+    time; create slots with :meth:`add_slot`) and ``update_step(gradient, variable,
+    learning_rate)`` (``gradient`` a tnp array of the variable's dtype and shape; update the
+    variable in place). A subclass whose update already applies the weight decay (by passing
+    :meth:`_decay_factor` to a kernel) sets ``_fuses_weight_decay = True``.
+    """
+
+    _fuses_weight_decay = False
+
+    def __init__(self, name, learning_rate=0.001, gradient_aggregator=None,
+                 gradient_transformers=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 weight_decay=None, **kwargs):
+        if "lr" in kwargs:  # TF 2.4's deprecated alias
+            learning_rate = kwargs.pop("lr")
+        decay = kwargs.pop("decay", 0.0)
         if kwargs:
             raise TypeError(f"{name}: unexpected keyword arguments {sorted(kwargs)}")
-        if clipnorm is not None and clipvalue is not None:
-            raise ValueError(f"{name}: give clipnorm or clipvalue, not both")
         self._name = name
-        self.learning_rate = learning_rate
-        self.clipnorm = clipnorm
-        self.clipvalue = clipvalue
-        self.iterations = Variable(0, trainable=False, name=f"{name}/iter", dtype="int64")
-        self._slots = {}          # variable ref -> {slot name: Variable}
-        self._built_for = set()
+        self.clipnorm = _check_nonneg(name, "clipnorm", clipnorm)
+        self.clipvalue = _check_nonneg(name, "clipvalue", clipvalue)
+        self.global_clipnorm = _check_nonneg(name, "global_clipnorm", global_clipnorm)
+        if self.clipnorm is not None and self.global_clipnorm is not None:
+            raise ValueError(f"{name}: cannot accept both `clipnorm` and `global_clipnorm` "
+                             f"(got {clipnorm} and {global_clipnorm})")
+        self.weight_decay = _check_nonneg(name, "weight_decay", weight_decay)
+        self._initial_decay = _check_nonneg(name, "decay", decay)
+        if gradient_aggregator is not None and not callable(gradient_aggregator):
+            raise TypeError(f"{name}: gradient_aggregator must be callable, got "
+                            f"{type(gradient_aggregator).__name__}")
+        self.gradient_aggregator = gradient_aggregator if gradient_aggregator is not None \
+            else self.aggregate_gradients
+        transformers = list(gradient_transformers or [])
+        for t in transformers:
+            if not callable(t):
+                raise TypeError(f"{name}: gradient_transformers must be callables, got "
+                                f"{type(t).__name__}")
+        self.gradient_transformers = transformers
+        self.iterations = Variable(_np.int64(0), trainable=False, name=f"{name}/iter", dtype="int64")
+        self._lr_var = None        # float32 Variable holding a float learning rate
+        self._lr_float = None      # the exact float given (the Variable holds it rounded)
+        self._lr_float_f32 = None
+        self._lr_fn = None         # a schedule or a no-argument callable
+        self._set_learning_rate(learning_rate)
+        self._slots = {}           # variable uid -> (variable, {slot name: Variable})
+        self._slot_names = []
+        self._built_uids = set()
+        self._deferred_slots = {}  # (variable ref, slot name) -> value, see _restore_slot
+        self._wd_exclude_ids = set()
+        self._wd_exclude_names = ()
+        self._t = 1                # the 1-based number of the step being applied
 
-    # ------------------------------------------------------------------ slots
-    def add_slot(self, var, slot_name, initializer="zeros"):
-        """A non-trainable Variable shaped like ``var``, kept per variable (momentum, ...)."""
-        slots = self._slots.setdefault(var.ref(), {})
-        if slot_name not in slots:
-            init = tnp.zeros(var.shape, dtype=var.dtype) if initializer == "zeros" else \
-                tnp.asarray(initializer(var.shape, dtype=var.dtype))
-            slots[slot_name] = Variable(init, trainable=False, name=f"{var.name}/{slot_name}")
-        return slots[slot_name]
+    # ================================================================ properties
+    @property
+    def name(self):
+        return self._name
+
+    def _set_learning_rate(self, value):
+        if isinstance(value, _schedules.LearningRateSchedule) or (
+                callable(value) and not isinstance(value, (ndarray, _np.ndarray))):
+            self._lr_fn = value
+            return
+        if isinstance(value, (ndarray, _np.ndarray)):
+            if _np.ndim(value) != 0:
+                raise ValueError(f"{self._name}: the learning rate must be a scalar, got shape "
+                                 f"{_np.shape(value)}")
+            value = float(_np.asarray(value._a if isinstance(value, ndarray) else value))
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{self._name}: learning_rate must be a float, a "
+                            f"LearningRateSchedule or a callable, got {type(value).__name__}")
+        if self._lr_fn is not None:
+            raise TypeError(f"{self._name}: this optimizer was created with a learning-rate "
+                            f"schedule or callable ({self._lr_fn!r}); it cannot be set to a float")
+        value = float(value)
+        if self._lr_var is None:
+            self._lr_var = Variable(_np.float32(value), trainable=False,
+                                    name=f"{self._name}/learning_rate", dtype="float32")
+        else:
+            self._lr_var.assign(_np.float32(value))
+        self._lr_float = value
+        self._lr_float_f32 = float(_np.float32(value))
+
+    @property
+    def learning_rate(self):
+        """The learning rate: the float32 Variable holding a float rate (``float()`` of it is the
+        value), or a schedule's value at the current ``iterations``. Settable with a float, or
+        with a schedule (a TypeError when the optimizer was built with a schedule and a float
+        is given, as Keras 3)."""
+        if self._lr_fn is None:
+            return self._lr_var
+        if isinstance(self._lr_fn, _schedules.LearningRateSchedule):
+            return self._lr_fn(self.iterations)
+        return tnp.asarray(_np.float32(float(_np.asarray(self._lr_fn()))))
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        self._set_learning_rate(value)
+
+    lr = learning_rate
+
+    def _base_lr(self):
+        """The learning rate before ``decay``, as a Python float."""
+        if self._lr_fn is None:
+            v = float(self._lr_var._a)
+            # the Variable holds float32(rate): while it still does, use the exact rate given;
+            # a restored or assigned value is used as it is
+            return self._lr_float if v == self._lr_float_f32 else v
+        if isinstance(self._lr_fn, _schedules.LearningRateSchedule):
+            return float(_np.asarray(self._lr_fn(int(self.iterations._a))))
+        return float(_np.asarray(self._lr_fn()))
+
+    def _current_learning_rate(self):
+        """The learning rate of the step about to be applied (schedule and ``decay`` included)."""
+        lr = self._base_lr()
+        if self._initial_decay:
+            lr = lr / (1.0 + self._initial_decay * float(self.iterations._a))
+        return lr
+
+    # ================================================================ slots
+    def add_slot(self, var, slot_name, initializer="zeros", shape=None):
+        """A non-trainable Variable kept per variable (momentum, ...), in ``var``'s dtype and on
+        its device; created once (later calls return it). ``initializer`` is a name
+        ("zeros", "ones"), a number (constant), a callable ``(shape, dtype)`` or an array."""
+        entry = self._slots.get(var._uid)
+        if entry is None:
+            entry = self._slots[var._uid] = (var, {})
+        slots = entry[1]
+        if slot_name in slots:
+            return slots[slot_name]
+        shape = tuple(var.shape) if shape is None else tuple(shape)
+        dtype = var.dtype
+        if isinstance(initializer, str):
+            from .. import initializers as _init
+
+            init = _init.get(initializer)(shape, dtype=dtype)
+        elif isinstance(initializer, numbers.Number):
+            init = _np.full(shape, initializer, dtype=dtype)
+        elif callable(initializer):
+            init = initializer(shape, dtype=dtype)
+        else:
+            init = initializer
+        slot = Variable(init, trainable=False, name=f"{var.name}/{slot_name}", dtype=dtype,
+                        device=var._dev)
+        if tuple(slot.shape) != shape:
+            raise ValueError(f"{self._name}.add_slot: initial value of slot '{slot_name}' for "
+                             f"'{var.name}' has shape {tuple(slot.shape)}, expected {shape}")
+        pending = self._deferred_slots.pop((var.ref(), slot_name), None)
+        if pending is not None:
+            self._assign_slot(slot, pending, var, slot_name)
+        slots[slot_name] = slot
+        if slot_name not in self._slot_names:
+            self._slot_names.append(slot_name)
+        return slot
 
     def get_slot(self, var, slot_name):
-        return self._slots[var.ref()][slot_name]
+        """The slot ``slot_name`` of ``var`` (KeyError if it does not exist)."""
+        entry = self._slots.get(var._uid)
+        if entry is None or slot_name not in entry[1]:
+            raise KeyError(f"{self._name}: no slot '{slot_name}' for variable '{var.name}' "
+                           f"(slots exist once the variable has been updated; names: "
+                           f"{self.get_slot_names()})")
+        return entry[1][slot_name]
 
     def get_slot_names(self):
-        names = []
-        for s in self._slots.values():
-            names.extend(n for n in s if n not in names)
-        return names
+        """The names of the slots created so far, in creation order."""
+        return list(self._slot_names)
+
+    def _slot_arrays(self, var, *names):
+        """Backend arrays of ``var``'s slots ``names`` (for update steps)."""
+        slots = self._slots[var._uid][1]
+        return [slots[n]._a for n in names]
 
     def build(self, var_list):
-        """Create the slots for ``var_list`` (subclasses override; called once per variable)."""
+        """Create the slots for ``var_list``, the variables seen for the first time (override)."""
 
-    # ------------------------------------------------------------------ the update
-    def _lr(self):
-        lr = self.learning_rate
-        return lr(self.iterations.numpy().item()) if callable(lr) else lr
+    # ================================================================ checkpoint hooks
+    def _trackable_children(self):
+        """name -> Variable (or trackable) of the optimizer's own state, for checkpoints."""
+        out = {"iter": self.iterations}
+        if self._lr_var is not None and self._lr_fn is None:
+            out["learning_rate"] = self._lr_var
+        out.update(self._extra_trackables())
+        return out
 
+    def _extra_trackables(self):
+        """More non-slot state of a subclass (Nadam's momentum cache), name -> Variable."""
+        return {}
+
+    def _slot_variables(self):
+        """(variable, slot name, slot variable) for every slot created so far."""
+        return [(var, n, s) for var, slots in self._slots.values() for n, s in slots.items()]
+
+    def _assign_slot(self, slot, value, var, slot_name):
+        a = _np.asarray(value.numpy() if isinstance(value, Variable) else
+                        (value._a if isinstance(value, ndarray) else value))
+        if a.shape != tuple(slot.shape):
+            raise ValueError(f"{self._name}: cannot restore slot '{slot_name}' of variable "
+                             f"'{var.name}': value of shape {a.shape}, slot of shape "
+                             f"{tuple(slot.shape)}")
+        slot.assign(wrap(slot._dev.backend.xp.asarray(a.astype(slot.dtype, copy=False)), slot._dev)
+                    if slot._dev.is_gpu else a.astype(slot.dtype, copy=False))
+
+    def _restore_slot(self, variable, slot_name, value):
+        """Restore a slot from a checkpoint: assigned now if the slot exists, else kept and
+        assigned when :meth:`add_slot` creates it (deferred restoration)."""
+        entry = self._slots.get(variable._uid)
+        if entry is not None and slot_name in entry[1]:
+            self._assign_slot(entry[1][slot_name], value, variable, slot_name)
+        else:
+            self._deferred_slots[(variable.ref(), slot_name)] = value
+
+    # ================================================================ variables
+    def variables(self):
+        """The optimizer's variables: iterations, the learning-rate variable, other state, then
+        the slots in creation order (``Optimizer.variables()``)."""
+        out = list(self._trackable_children().values())
+        out.extend(s for _, _, s in self._slot_variables())
+        return out
+
+    @property
+    def weights(self):
+        return self.variables()
+
+    def get_weights(self):
+        return [v.numpy() for v in self.variables()]
+
+    def set_weights(self, weights):
+        vs = self.variables()
+        weights = list(weights)
+        if len(weights) != len(vs):
+            raise ValueError(f"{self._name}.set_weights: {len(weights)} arrays for "
+                             f"{len(vs)} optimizer variables")
+        for v, w in zip(vs, weights):
+            if _np.shape(w) != tuple(v.shape):
+                raise ValueError(f"{self._name}.set_weights: shape {_np.shape(w)} for variable "
+                                 f"'{v.name}' of shape {tuple(v.shape)}")
+            v.assign(_np.asarray(w, dtype=v.dtype))
+
+    # ================================================================ weight decay
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Variables (or variables whose name contains one of ``var_names``) that weight decay
+        skips (Keras 3). Call before the first update."""
+        self._wd_exclude_ids.update(v._uid for v in (var_list or []))
+        self._wd_exclude_names = tuple(self._wd_exclude_names) + tuple(var_names or ())
+
+    def _decay_factor(self, variable, learning_rate):
+        """``learning_rate * weight_decay`` for ``variable`` (0.0 when it is excluded)."""
+        wd = self.weight_decay
+        if not wd:
+            return 0.0
+        if self._wd_exclude_ids or self._wd_exclude_names:
+            if variable._uid in self._wd_exclude_ids or any(
+                    n in variable.name for n in self._wd_exclude_names):
+                return 0.0
+        return learning_rate * wd
+
+    # ================================================================ gradients
     def aggregate_gradients(self, grads_and_vars):
-        """Combine gradients across replicas (a strategy replaces this); identity here."""
+        """Combine gradients across replicas (a distribution strategy replaces this, or passes
+        ``gradient_aggregator``); the identity in one process."""
         return grads_and_vars
 
-    def _clip(self, grads):
-        if self.clipvalue is not None:
-            grads = [tnp.clip(g, -self.clipvalue, self.clipvalue) for g in grads]
-        if self.clipnorm is not None:
-            out = []
-            for g in grads:
-                n = float(tnp.sqrt(tnp.sum(g * g)))
-                out.append(g * (self.clipnorm / n) if n > self.clipnorm else g)
-            grads = out
-        return grads
+    def _gradient(self, g, v):
+        """``g`` as a tnp array of ``v``'s dtype, shape and device (ValueError on mismatch)."""
+        if isinstance(g, ndarray):
+            if g._dev is not v._dev:
+                raise ValueError(f"{self._name}: gradient on device {g._dev} for variable "
+                                 f"'{v.name}' on {v._dev}")
+            a = g._a
+        else:
+            a = _np.asarray(g)
+            if v._dev.is_gpu:
+                a = v._dev.backend.xp.asarray(a)
+        va = v._a
+        if a is va:                  # the variable passed as its own gradient
+            a = a.copy()
+        if a.shape != va.shape:
+            raise ValueError(f"{self._name}: gradient of shape {tuple(a.shape)} for variable "
+                             f"'{v.name}' of shape {tuple(va.shape)}")
+        if a.dtype != va.dtype:
+            a = a.astype(va.dtype)
+        elif type(g) is ndarray:
+            return g
+        return wrap(a, v._dev)
 
+    def _transform_gradients(self, pairs):
+        """clipvalue, clipnorm, global_clipnorm, then the gradient transformers (TF 2.4)."""
+        if self.clipvalue is not None:
+            c = self.clipvalue
+            pairs = [(wrap(v._dev.backend.xp.clip(g._a, -c, c), v._dev), v) for g, v in pairs]
+        if self.clipnorm is not None:
+            c = self.clipnorm
+            out = []
+            for g, v in pairs:
+                n = _norm(g._a)
+                out.append((wrap(g._a * (c / n), v._dev), v) if n > c else (g, v))
+            pairs = out
+        if self.global_clipnorm is not None:
+            c = self.global_clipnorm
+            gn = math.sqrt(sum(_norm(g._a) ** 2 for g, _ in pairs))
+            if not math.isfinite(gn):       # as tf.clip_by_global_norm: all NaN
+                pairs = [(wrap(g._a * float("nan"), v._dev), v) for g, v in pairs]
+            elif gn > c:
+                pairs = [(wrap(g._a * (c / gn), v._dev), v) for g, v in pairs]
+        for fn in self.gradient_transformers:
+            pairs = list(fn(pairs))
+        return pairs
+
+    # ================================================================ the update
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
-        """Update each variable with its gradient; pairs whose gradient is None are skipped (as
-        TF does, with a warning if every gradient is None). Returns the iteration count."""
-        pairs = list(grads_and_vars)
-        if not pairs:
-            raise ValueError(f"{self._name}.apply_gradients: no (gradient, variable) pairs")
-        for g, v in pairs:
+        """Mirrors ``Optimizer.apply_gradients(grads_and_vars, name=None,
+        experimental_aggregate_gradients=True)``: update each variable with its gradient;
+        pairs whose gradient is None are skipped (ValueError if all are). Returns
+        ``iterations`` (after the increment)."""
+        pairs = []
+        n_given = 0
+        for gv in grads_and_vars:
+            n_given += 1
+            try:
+                g, v = gv
+            except (TypeError, ValueError):
+                raise TypeError(f"{self._name}.apply_gradients: expected (gradient, variable) "
+                                f"pairs, got {gv!r}") from None
             if not isinstance(v, Variable):
                 raise TypeError(f"{self._name}.apply_gradients: expected tt.Variable, got "
                                 f"{type(v).__name__}")
-        pairs = [(g, v) for g, v in pairs if g is not None]
+            if g is not None:
+                pairs.append((self._gradient(g, v), v))
+        if not n_given:
+            raise ValueError(f"{self._name}.apply_gradients: no (gradient, variable) pairs")
         if not pairs:
-            raise ValueError(f"{self._name}.apply_gradients: no gradients provided for any variable")
+            raise ValueError(f"{self._name}.apply_gradients: no gradients provided for any "
+                             f"variable")
         if experimental_aggregate_gradients:
-            pairs = self.aggregate_gradients(pairs)
-        grads = self._clip([g if isinstance(g, tnp.ndarray) else tnp.asarray(g) for g, _ in pairs])
-        variables = [v for _, v in pairs]
-        new = [v for v in variables if v.ref() not in self._built_for]
+            pairs = list(self.gradient_aggregator(pairs))
+        if (self.clipvalue is not None or self.clipnorm is not None or
+                self.global_clipnorm is not None or self.gradient_transformers):
+            pairs = self._transform_gradients(pairs)
+        new = [v for _, v in pairs if v._uid not in self._built_uids]
         if new:
-            self.build(new)
-            self._built_for.update(v.ref() for v in new)
-        lr = self._lr()
-        for g, v in zip(grads, variables):
-            if g.shape != v.shape:
-                raise ValueError(f"{self._name}: gradient of shape {g.shape} for variable "
-                                 f"{v.name} of shape {v.shape}")
+            uniq = list({v._uid: v for v in new}.values())
+            self.build(uniq)
+            self._built_uids.update(v._uid for v in uniq)
+        self._t = int(self.iterations._a) + 1
+        lr = self._current_learning_rate()
+        self._prepare_step(lr)
+        fused_wd = self._fuses_weight_decay
+        for g, v in pairs:
+            if g is None:                  # an aggregator or transformer dropped it
+                continue
+            if type(g) is not ndarray or g._a.dtype != v._a.dtype or g._a.shape != v._a.shape:
+                g = self._gradient(g, v)   # whatever an aggregator or transformer returned
+            if not fused_wd and self.weight_decay:
+                d = self._decay_factor(v, lr)
+                if d:
+                    v._a -= d * v._a
+                    bump_version(v._a)
             self.update_step(g, v, lr)
-        self.iterations.assign_add(1)
+            if v._constraint is not None:   # as TF 2.4: the constraint after the update
+                c = v._constraint(v.value())
+                v._a[...] = c._a if isinstance(c, ndarray) else c
+                bump_version(v._a)
+        it = self.iterations._a
+        it += 1
+        bump_version(it)
         return self.iterations
 
+    def _prepare_step(self, learning_rate):
+        """Per-step work before the per-variable updates (a subclass's coefficients)."""
+
     def update_step(self, gradient, variable, learning_rate):
+        """Update ``variable`` in place from ``gradient`` (subclasses implement this)."""
         raise NotImplementedError(f"{type(self).__name__} must implement update_step")
 
-    def minimize(self, loss, var_list, tape=None):
-        """Compute gradients of ``loss`` (a value recorded on ``tape``, or a callable) and apply
-        them; mirrors ``Optimizer.minimize``."""
-        var_list = list(var_list() if callable(var_list) and not isinstance(var_list, Variable) else var_list)
+    def minimize(self, loss, var_list, grad_loss=None, name=None, tape=None):
+        """Mirrors ``Optimizer.minimize(loss, var_list, grad_loss=None, name=None, tape=None)``:
+        ``loss`` is a value recorded on ``tape`` or a no-argument callable (then recorded here);
+        ``var_list`` a list of Variables or a callable returning one (called after the loss)."""
         if tape is None:
             if not callable(loss):
                 raise ValueError(f"{self._name}.minimize: `tape` is required when `loss` is a "
                                  f"value rather than a callable")
             with GradientTape() as tape:
+                if not callable(var_list):
+                    tape.watch(list(var_list))
                 loss = loss()
-        grads = tape.gradient(loss, var_list)
+                if callable(var_list):
+                    var_list = var_list()
+                    tape.watch(list(var_list))
+        elif callable(var_list):
+            var_list = var_list()
+        var_list = list(var_list)
+        grads = tape.gradient(loss, var_list, output_gradients=grad_loss)
         return self.apply_gradients(zip(grads, var_list))
 
+    # ================================================================ config
+    def _serialize_learning_rate(self):
+        if self._lr_fn is None:
+            return self._base_lr()
+        if isinstance(self._lr_fn, _schedules.LearningRateSchedule):
+            return _schedules.serialize(self._lr_fn)
+        return self._lr_fn
+
     def get_config(self):
-        return {"name": self._name, "learning_rate": self.learning_rate,
-                "clipnorm": self.clipnorm, "clipvalue": self.clipvalue}
+        """The constructor arguments (``learning_rate`` a float or a serialized schedule)."""
+        return {"name": self._name, "learning_rate": self._serialize_learning_rate(),
+                "decay": self._initial_decay, "weight_decay": self.weight_decay,
+                "clipnorm": self.clipnorm, "clipvalue": self.clipvalue,
+                "global_clipnorm": self.global_clipnorm}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        if "lr" in config:
+            config["learning_rate"] = config.pop("lr")
+        lr = config.get("learning_rate")
+        if isinstance(lr, dict):
+            config["learning_rate"] = _schedules.deserialize(lr, custom_objects=custom_objects)
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<tt.optimizers.{type(self).__name__} '{self._name}'>"
+
+
+def _norm(a):
+    """L2 norm of a backend array, as a Python float."""
+    xp = _np if isinstance(a, _np.ndarray) else __import__("cupy")
+    f = a.reshape(-1)
+    if f.dtype.kind != "c" and f.dtype.itemsize < 4:   # float16/bfloat16: sum in float32
+        f = f.astype(_np.float32)
+    return math.sqrt(float(abs(xp.vdot(f, f))))

@@ -1,21 +1,26 @@
 """SGD with momentum (``tf.keras.optimizers.SGD``)."""
 from __future__ import annotations
 
+from . import kernels
 from .base_optimizer import Optimizer
 
 __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
-    """Mirrors ``tf.keras.optimizers.SGD(learning_rate=0.01, momentum=0.0, nesterov=False)``:
-    ``v = momentum * v - lr * g; w += v`` (Nesterov: ``w += momentum * v - lr * g``)."""
+    """Mirrors ``tf.keras.optimizers.SGD(learning_rate=0.01, momentum=0.0, nesterov=False,
+    name="SGD", **kwargs)`` (TF 2.4): ``v = momentum * v - lr * g; w += v`` (Nesterov:
+    ``w += momentum * v - lr * g``); without momentum ``w -= lr * g``. Slot: "momentum"."""
+
+    _fuses_weight_decay = True
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", **kwargs):
         super().__init__(name, learning_rate=learning_rate, **kwargs)
-        if not 0 <= momentum <= 1:
-            raise ValueError(f"SGD: momentum must be in [0, 1], got {momentum}")
-        self.momentum = momentum
-        self.nesterov = nesterov
+        if isinstance(momentum, bool) or not isinstance(momentum, (int, float)) or \
+                not 0 <= momentum <= 1:
+            raise ValueError(f"SGD: `momentum` must be a number in [0, 1], got {momentum!r}")
+        self.momentum = float(momentum)
+        self.nesterov = bool(nesterov)
 
     def build(self, var_list):
         if self.momentum:
@@ -23,16 +28,9 @@ class SGD(Optimizer):
                 self.add_slot(v, "momentum")
 
     def update_step(self, gradient, variable, learning_rate):
-        if not self.momentum:
-            variable.assign_sub(learning_rate * gradient)
-            return
-        m = self.get_slot(variable, "momentum")
-        m *= self.momentum                 # in place: m = momentum * m - lr * g
-        m -= learning_rate * gradient
-        if self.nesterov:
-            variable.assign_add(self.momentum * m - learning_rate * gradient)
-        else:
-            variable.assign_add(m)
+        m = self._slots[variable._uid][1]["momentum"]._a if self.momentum else None
+        kernels.sgd(variable._a, gradient._a, m, learning_rate, self.momentum, self.nesterov,
+                    self._decay_factor(variable, learning_rate))
 
     def get_config(self):
         return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}

@@ -42,7 +42,7 @@ def test_sequential_with_input_is_built_at_once_and_weights_round_trip():
                                rtol=1e-5)
     with pytest.raises(ValueError, match="shape"):
         model.set_weights([np.zeros((5, 8))] + new[1:])
-    with pytest.raises(ValueError, match="expected 4"):
+    with pytest.raises(ValueError, match="expecting 4 weights"):
         model.set_weights(new[:2])
 
 

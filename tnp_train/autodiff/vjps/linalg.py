@@ -631,7 +631,6 @@ def _svd_grad(a, u, s, vh, gu, gs, gvh):
     if gu is not None or gvh is not None:
         s2 = s * s
         F = (1 - I) / (s2[..., None, :] - s2[..., :, None] + I)
-        v = _T(vh)
         if gu is not None:
             utgu = tnp.matmul(_T(u), gu)
             r = r + (F * (utgu - _T(utgu))) * s[..., None, :]

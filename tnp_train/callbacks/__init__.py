@@ -1,0 +1,23 @@
+"""Callbacks (``tt.callbacks``): hooks into ``fit``/``evaluate``/``predict`` (TF 2.4's
+``tf.keras.callbacks``).
+
+``Callback`` is the base class and ``CallbackList`` the container the training loop drives;
+``History`` and ``ProgbarLogger`` (a tqdm progress bar) are added by ``fit`` itself. The others:
+``ModelCheckpoint``, ``EarlyStopping``, ``ReduceLROnPlateau``, ``LearningRateScheduler``,
+``CSVLogger``, ``TerminateOnNaN``, ``LambdaCallback``, ``TensorBoard`` (needs tensorboardX, or
+tensorboard with torch) and ``BackupAndRestore`` (fault-tolerant training). ``RemoteMonitor``
+is not provided. See docs/callbacks.md.
+"""
+from .base import Callback, CallbackList, History
+from .progbar import ProgbarLogger
+from .model_checkpoint import ModelCheckpoint
+from .early_stopping import EarlyStopping
+from .lr import LearningRateScheduler, ReduceLROnPlateau
+from .csv_logger import CSVLogger
+from .misc import LambdaCallback, TerminateOnNaN
+from .tensorboard import TensorBoard
+from .backup import BackupAndRestore
+
+__all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "ModelCheckpoint",
+           "EarlyStopping", "ReduceLROnPlateau", "LearningRateScheduler", "CSVLogger",
+           "TerminateOnNaN", "LambdaCallback", "TensorBoard", "BackupAndRestore"]

@@ -1,0 +1,87 @@
+"""Helpers shared by the callbacks: the monitor mode, warnings, the learning rate, printing."""
+from __future__ import annotations
+
+import math
+import numbers
+import sys
+import warnings
+
+import numpy as np
+
+# Substrings of a monitored name for which "auto" mode means "higher is better".
+_MAX_HINTS = ("acc", "auc", "precision", "recall", "fmeasure")
+
+
+def resolve_mode(monitor, mode, owner):
+    """``"min"`` or ``"max"`` for ``mode`` in {"auto", "min", "max"}. An unknown mode warns and
+    falls back to "auto" (as Keras does); "auto" picks "max" for accuracy-like monitors."""
+    if mode not in ("auto", "min", "max"):
+        warn(f"{owner}: mode {mode!r} is unknown, falling back to 'auto' mode.")
+        mode = "auto"
+    if mode == "auto":
+        name = str(monitor).lower()
+        mode = "max" if any(h in name for h in _MAX_HINTS) else "min"
+    return mode
+
+
+def warn(message):
+    """Keras logs a warning where the user did something odd but training can go on; a Python
+    warning (``UserWarning``) is the equivalent here."""
+    warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def missing_monitor(owner, monitor, logs, what):
+    warn(f"{owner}: {what} is conditioned on metric `{monitor}` which is not available. "
+         f"Available metrics are: {','.join(sorted(logs))}")
+
+
+def to_float(value):
+    """A log value as a Python float (logs are floats; NumPy/tnp scalars are accepted)."""
+    if isinstance(value, float):
+        return value
+    return float(np.asarray(value))
+
+
+def echo(message):
+    """Print to the current ``sys.stdout`` (looked up at each call, so captured output works)."""
+    print(message, file=sys.stdout, flush=True)
+
+
+def format_value(value):
+    """A log value as Keras prints it: 4 decimals, or scientific notation when tiny."""
+    try:
+        v = to_float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if v != 0 and math.isfinite(v) and abs(v) < 1e-3:
+        return f"{v:.4e}"
+    return f"{v:.4f}"
+
+
+def format_logs(logs, exclude=()):
+    return " - ".join(f"{k}: {format_value(v)}" for k, v in logs.items()
+                      if k not in exclude and not k.startswith("_"))
+
+
+def _optimizer(model, owner):
+    opt = getattr(model, "optimizer", None)
+    if opt is None or not hasattr(opt, "learning_rate"):
+        raise ValueError(f'{owner}: the optimizer must have a "learning_rate" attribute '
+                         f"(model.optimizer is {type(opt).__name__})")
+    return opt
+
+
+def get_lr(model, owner):
+    """The optimizer's current learning rate as a float. A learning-rate schedule object (a
+    callable) has no single value to read or change: TypeError, as in Keras."""
+    lr = _optimizer(model, owner).learning_rate
+    if callable(lr) and not isinstance(lr, numbers.Number):
+        raise TypeError(f"{owner}: the optimizer's learning_rate is a schedule "
+                        f"({type(lr).__name__}); this callback needs a float learning rate")
+    return to_float(lr)
+
+
+def set_lr(model, value, owner):
+    """Set the rate through the optimizer's ``learning_rate`` attribute (the optimizer's
+    setter rejects a float when it was built with a schedule)."""
+    _optimizer(model, owner).learning_rate = float(value)

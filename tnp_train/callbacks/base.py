@@ -1,0 +1,225 @@
+"""``Callback``, ``CallbackList`` and ``History`` (TF 2.4's ``tf.keras.callbacks``).
+
+``Model.fit``/``evaluate``/``predict`` build one :class:`CallbackList` per call and drive its
+hooks; the list forwards every hook to each callback in order. A ``History`` is appended last
+(so it records what earlier callbacks, e.g. ``ReduceLROnPlateau`` adding ``lr``, put in the
+epoch logs) and a ``ProgbarLogger`` is put first when the call is verbose.
+"""
+from __future__ import annotations
+
+__all__ = ["Callback", "CallbackList", "History"]
+
+
+class Callback:
+    """Mirrors ``tf.keras.callbacks.Callback()``: the base of all callbacks.
+
+    Subclasses override any of the hooks below; each receives ``logs``, a dict of Python floats
+    (the running loss and metrics of the epoch at a batch's end, the epoch's final values plus
+    the ``val_`` ones at an epoch's end). ``self.model`` is the model being trained and
+    ``self.params`` holds ``verbose``, ``epochs`` and ``steps``.
+    ``on_batch_begin``/``on_batch_end`` are the old names of the training batch hooks: the base
+    ``on_train_batch_begin``/``on_train_batch_end`` call them, so overriding either works.
+    """
+
+    def __init__(self):
+        self.validation_data = None
+        self.model = None
+        self.params = {}
+
+    def set_params(self, params):
+        self.params = params
+
+    def set_model(self, model):
+        self.model = model
+
+    # batch hooks ---------------------------------------------------------------------------
+    def on_batch_begin(self, batch, logs=None):
+        """Alias kept for backwards compatibility: called by ``on_train_batch_begin``."""
+
+    def on_batch_end(self, batch, logs=None):
+        """Alias kept for backwards compatibility: called by ``on_train_batch_end``."""
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.on_batch_begin(batch, logs=logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.on_batch_end(batch, logs=logs)
+
+    def on_test_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_test_batch_end(self, batch, logs=None):
+        pass
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_predict_batch_end(self, batch, logs=None):
+        pass
+
+    # epoch hooks ---------------------------------------------------------------------------
+    def on_epoch_begin(self, epoch, logs=None):
+        pass
+
+    def on_epoch_end(self, epoch, logs=None):
+        pass
+
+    # whole-call hooks ----------------------------------------------------------------------
+    def on_train_begin(self, logs=None):
+        pass
+
+    def on_train_end(self, logs=None):
+        pass
+
+    def on_test_begin(self, logs=None):
+        pass
+
+    def on_test_end(self, logs=None):
+        pass
+
+    def on_predict_begin(self, logs=None):
+        pass
+
+    def on_predict_end(self, logs=None):
+        pass
+
+
+class CallbackList:
+    """Mirrors ``tf.keras.callbacks.CallbackList(callbacks=None, add_history=False,
+    add_progbar=False, model=None, **params)``: a container that forwards each hook to its
+    callbacks in order.
+
+    ``add_history`` appends a :class:`History` and ``add_progbar`` puts a ``ProgbarLogger``
+    first, unless the list already holds one. ``model`` is handed to every callback (and the
+    history is set as ``model.history``); ``params`` (``verbose``, ``epochs``, ``steps``, ...)
+    likewise. The same ``logs`` dict goes to every callback of a hook, so one callback may add
+    a key (``ReduceLROnPlateau`` adds ``lr``) that the later ones see.
+    """
+
+    def __init__(self, callbacks=None, add_history=False, add_progbar=False, model=None,
+                 **params):
+        if isinstance(callbacks, CallbackList):
+            callbacks = callbacks.callbacks
+        self.callbacks = list(callbacks) if callbacks else []
+        for cb in self.callbacks:
+            if not isinstance(cb, Callback):
+                raise TypeError(f"CallbackList: expected Callback instances, got "
+                                f"{type(cb).__name__}")
+        self._add_default_callbacks(add_history, add_progbar)
+        self.model = None
+        self.params = {}
+        if model is not None:
+            self.set_model(model)
+        if params:
+            self.set_params(params)
+
+    def _add_default_callbacks(self, add_history, add_progbar):
+        from .progbar import ProgbarLogger
+
+        self._progbar = next((cb for cb in self.callbacks if isinstance(cb, ProgbarLogger)), None)
+        self._history = next((cb for cb in self.callbacks if isinstance(cb, History)), None)
+        if self._progbar is None and add_progbar:
+            self._progbar = ProgbarLogger(count_mode="steps")
+            self.callbacks.insert(0, self._progbar)
+        if self._history is None and add_history:
+            self._history = History()
+            self.callbacks.append(self._history)
+
+    def append(self, callback):
+        if not isinstance(callback, Callback):
+            raise TypeError(f"CallbackList.append: expected a Callback, got "
+                            f"{type(callback).__name__}")
+        self.callbacks.append(callback)
+
+    def set_params(self, params):
+        self.params = params
+        for cb in self.callbacks:
+            cb.set_params(params)
+
+    def set_model(self, model):
+        self.model = model
+        if self._history is not None:
+            model.history = self._history
+        for cb in self.callbacks:
+            cb.set_model(model)
+
+    def __iter__(self):
+        return iter(self.callbacks)
+
+    def __len__(self):
+        return len(self.callbacks)
+
+    def _call(self, hook, *args, logs=None):
+        logs = {} if logs is None else logs
+        for cb in self.callbacks:
+            getattr(cb, hook)(*args, logs=logs)
+
+    # The list's own batch aliases run the training batch hooks, as Keras's do.
+    def on_batch_begin(self, batch, logs=None):
+        self._call("on_train_batch_begin", batch, logs=logs)
+
+    def on_batch_end(self, batch, logs=None):
+        self._call("on_train_batch_end", batch, logs=logs)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._call("on_train_batch_begin", batch, logs=logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._call("on_train_batch_end", batch, logs=logs)
+
+    def on_test_batch_begin(self, batch, logs=None):
+        self._call("on_test_batch_begin", batch, logs=logs)
+
+    def on_test_batch_end(self, batch, logs=None):
+        self._call("on_test_batch_end", batch, logs=logs)
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        self._call("on_predict_batch_begin", batch, logs=logs)
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self._call("on_predict_batch_end", batch, logs=logs)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._call("on_epoch_begin", epoch, logs=logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._call("on_epoch_end", epoch, logs=logs)
+
+    def on_train_begin(self, logs=None):
+        self._call("on_train_begin", logs=logs)
+
+    def on_train_end(self, logs=None):
+        self._call("on_train_end", logs=logs)
+
+    def on_test_begin(self, logs=None):
+        self._call("on_test_begin", logs=logs)
+
+    def on_test_end(self, logs=None):
+        self._call("on_test_end", logs=logs)
+
+    def on_predict_begin(self, logs=None):
+        self._call("on_predict_begin", logs=logs)
+
+    def on_predict_end(self, logs=None):
+        self._call("on_predict_end", logs=logs)
+
+
+class History(Callback):
+    """Mirrors ``tf.keras.callbacks.History()``: records the epoch logs. ``fit`` adds one to
+    every call and returns it (also as ``model.history``): ``history.history`` maps each log key
+    to its list of per-epoch values, ``history.epoch`` lists the epochs run (0-based)."""
+
+    def __init__(self):
+        super().__init__()
+        self.history = {}
+        self.epoch = []
+
+    def on_train_begin(self, logs=None):
+        self.epoch = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epoch.append(epoch)
+        for key, value in (logs or {}).items():
+            self.history.setdefault(key, []).append(value)
+        if self.model is not None:
+            self.model.history = self

@@ -1,0 +1,127 @@
+"""``Embedding``: integer ids to rows of a table (TF 2.4 ``tf.keras.layers.Embedding``).
+
+The lookup is one tape node; its gradient is a dense scatter-add of the output cotangent into a
+table of zeros (``np.add.at``), summing over repeated ids.
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+import tnp
+
+from .. import initializers as _initializers
+from ..autodiff import custom_gradient
+from .base import Layer
+
+__all__ = ["Embedding", "embedding_lookup"]
+
+
+def _check_ids(ids, n, who):
+    if ids.size:
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo < 0 or hi >= n:
+            bad = lo if lo < 0 else hi
+            raise ValueError(f"{who}: id {bad} is out of range [0, {n}) (input_dim={n}); "
+                             f"ids of shape {ids.shape}")
+
+
+def embedding_lookup(table, ids, name="embedding_lookup"):
+    """``table[ids]`` as one tape node; the gradient reaches ``table`` only (ids are integers).
+    Ids outside ``[0, table.shape[0])`` raise ValueError naming ``name``."""
+    ids_np = _np.asarray(ids)
+    if ids_np.dtype.kind not in "iu":
+        if ids_np.dtype.kind in "fb":
+            ids_np = ids_np.astype(_np.int64)
+        else:
+            raise TypeError(f"{name}: ids must be integers, got dtype {ids_np.dtype}")
+    n = table.shape[0]
+    _check_ids(ids_np, n, name)
+
+    @custom_gradient
+    def op(table):
+        t = _np.asarray(table)
+        y = tnp.asarray(_np.take(t, ids_np, axis=0))
+
+        def grad_fn(dy):
+            d = _np.asarray(dy)
+            dt = _np.float64 if d.dtype == _np.float64 else _np.float32
+            g = _np.zeros(t.shape, dtype=dt)
+            _np.add.at(g, ids_np.reshape(-1), d.reshape(-1, t.shape[1]).astype(dt, copy=False))
+            return tnp.asarray(g.astype(t.dtype, copy=False))
+        return y, grad_fn
+
+    return op(table)
+
+
+class Embedding(Layer):
+    """Turns non-negative integer ids into dense vectors; mirrors
+    ``tf.keras.layers.Embedding(input_dim, output_dim, embeddings_initializer="uniform",
+    embeddings_regularizer=None, activity_regularizer=None, embeddings_constraint=None,
+    mask_zero=False, input_length=None)``. The weight ``embeddings`` is (input_dim,
+    output_dim); outputs have shape ``inputs.shape + (output_dim,)`` in the compute dtype.
+    With ``mask_zero`` the id 0 is padding: ``compute_mask`` returns ``inputs != 0`` (and then
+    ``input_dim`` must count it)."""
+
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
+                 embeddings_regularizer=None, activity_regularizer=None,
+                 embeddings_constraint=None, mask_zero=False, input_length=None, **kwargs):
+        if "input_shape" not in kwargs and input_length is not None:
+            kwargs["input_shape"] = (input_length,) if not isinstance(input_length, (list, tuple)) \
+                else tuple(input_length)
+        # as Keras: no autocast (float ids are not cast to a 16-bit compute dtype, the table is
+        # read as stored); the output is cast to the compute dtype instead
+        kwargs["autocast"] = False
+        super().__init__(**kwargs)
+        for what, v in (("input_dim", input_dim), ("output_dim", output_dim)):
+            if isinstance(v, bool) or not isinstance(v, (int, _np.integer)) or v <= 0:
+                raise ValueError(f"Both `input_dim` and `output_dim` should be positive, found "
+                                 f"input_dim {input_dim} and output_dim {output_dim} ({what})")
+        self.input_dim = int(input_dim)
+        self.output_dim = int(output_dim)
+        self.embeddings_initializer = embeddings_initializer
+        self.embeddings_regularizer = embeddings_regularizer
+        self.activity_regularizer = activity_regularizer
+        self.embeddings_constraint = embeddings_constraint
+        self.mask_zero = bool(mask_zero)
+        self.supports_masking = self.mask_zero
+        self.input_length = input_length
+
+    def build(self, input_shape):
+        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
+                                          initializer=self.embeddings_initializer,
+                                          regularizer=self.embeddings_regularizer,
+                                          constraint=self.embeddings_constraint)
+        super().build(input_shape)
+
+    def call(self, inputs):
+        y = embedding_lookup(self.embeddings, inputs, name=self.name)
+        compute = self.compute_dtype
+        if y.dtype.name != compute:
+            y = y.astype(compute)
+        return y
+
+    def compute_mask(self, inputs, mask=None):
+        if not self.mask_zero:
+            return None
+        return tnp.asarray(_np.asarray(inputs) != 0)
+
+    def compute_output_shape(self, input_shape):
+        input_shape = tuple(input_shape)
+        if self.input_length is None:
+            return input_shape + (self.output_dim,)
+        lengths = list(self.input_length) if isinstance(self.input_length, (list, tuple)) \
+            else [self.input_length]
+        if len(lengths) != len(input_shape) - 1:
+            raise ValueError(f"{self.name}: input_length is {self.input_length}, but the "
+                             f"received input has shape {input_shape}")
+        dims = [s if s is not None else l for l, s in zip(lengths, input_shape[1:])]
+        return (input_shape[0],) + tuple(dims) + (self.output_dim,)
+
+    def get_config(self):
+        cfg = {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,
+               "embeddings_initializer": self.embeddings_initializer,
+               "embeddings_regularizer": self.embeddings_regularizer,
+               "activity_regularizer": self.activity_regularizer,
+               "embeddings_constraint": self.embeddings_constraint, "mask_zero": self.mask_zero,
+               "input_length": self.input_length}
+        return cfg

@@ -1,0 +1,351 @@
+"""Normalization layers: ``BatchNormalization`` and ``LayerNormalization`` (TF 2.4 signatures).
+
+Each forward pass and its backward pass is ONE tape node (a ``custom_gradient`` op written in
+NumPy). Statistics are computed in float32 when the inputs are float16/bfloat16 (float64 stays
+float64); the result is cast back to the input dtype.
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+import tnp
+
+from ..autodiff import custom_gradient
+from .base import Layer
+
+__all__ = ["BatchNormalization", "LayerNormalization", "normalize"]
+
+
+def _work_dtype(*arrays):
+    for a in arrays:
+        if a is not None and _np.dtype(a.dtype) == _np.float64:
+            return _np.dtype(_np.float64)
+    return _np.dtype(_np.float32)
+
+
+def _once(grad_fn):
+    """Answer every input position of one backward pass from a single computation."""
+    memo = []
+
+    def g(*dys):
+        if memo and len(memo[0]) == len(dys) and all(a is b for a, b in zip(memo[0], dys)):
+            return memo[1]
+        res = grad_fn(*dys)
+        memo[:] = [dys, res]
+        return res
+    return g
+
+
+def _normalize_axes(axis, ndim, who):
+    axes = [axis] if isinstance(axis, (int, _np.integer)) else list(axis)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{who}: invalid axis {a} for inputs of rank {ndim}")
+        a %= ndim
+        if a in out:
+            raise ValueError(f"{who}: duplicate axis {a} in {axis!r}")
+        out.append(a)
+    return sorted(out)
+
+
+def normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
+    """``(x - mean) / sqrt(variance + epsilon) * gamma + beta`` as one tape node.
+
+    ``stat_axes``: the axes the statistics reduce over. With ``mean``/``variance`` given (NumPy
+    arrays broadcastable to ``x``, not differentiated) they are used; otherwise the batch's
+    (biased) statistics are computed and differentiated through. ``gamma``/``beta`` (or None)
+    broadcast against ``x``."""
+    return _normalize(x, gamma, beta, stat_axes, epsilon, mean, variance)[0]
+
+
+def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
+    """``normalize``, also returning the statistics used, ``(mean, var)`` NumPy arrays."""
+    stat_axes = tuple(stat_axes)
+    given = mean is not None
+    out_dtype = x.dtype
+    holder = {}
+
+    @custom_gradient
+    def op(x, gamma, beta):
+        dt = _work_dtype(x, gamma, beta)
+        xn = _np.asarray(x, dtype=dt)
+        if given:
+            mu = _np.asarray(mean, dtype=dt)
+            var = _np.asarray(variance, dtype=dt)
+        else:
+            mu = xn.mean(axis=stat_axes, keepdims=True)
+            xc = xn - mu
+            var = _np.mean(xc * xc, axis=stat_axes, keepdims=True)
+        inv = 1.0 / _np.sqrt(var + dt.type(epsilon))
+        xhat = (xn - mu) * inv
+        holder["stats"] = (mu, var)
+        g = None if gamma is None else _np.asarray(gamma, dtype=dt)
+        b = None if beta is None else _np.asarray(beta, dtype=dt)
+        y = xhat * g if g is not None else xhat.copy()
+        if b is not None:
+            y += b
+        y = tnp.asarray(y.astype(out_dtype, copy=False))
+
+        def grad_fn(dy):
+            dyn = _np.asarray(dy, dtype=dt)
+            dgamma = dbeta = None
+            if gamma is not None:
+                dgamma = _sum_to(dyn * xhat, g.shape)
+            if beta is not None:
+                dbeta = _sum_to(dyn, b.shape)
+            dxhat = dyn * g if g is not None else dyn
+            if given:
+                dx = dxhat * inv
+            else:
+                n = 1
+                for a in stat_axes:
+                    n *= xn.shape[a]
+                s1 = dxhat.sum(axis=stat_axes, keepdims=True)
+                s2 = (dxhat * xhat).sum(axis=stat_axes, keepdims=True)
+                dx = (dxhat - (s1 + xhat * s2) / n) * inv
+            return (tnp.asarray(dx), None if dgamma is None else tnp.asarray(dgamma),
+                    None if dbeta is None else tnp.asarray(dbeta))
+        return y, _once(grad_fn)
+
+    y = op(x, gamma, beta)
+    return y, holder["stats"]
+
+
+def _sum_to(a, shape):
+    """Sum ``a`` down to ``shape`` (``shape`` broadcasts to ``a.shape``)."""
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
+                                      if s == 1 and a.shape[i + lead] != 1)
+    return a.sum(axis=axes, keepdims=True).reshape(shape) if axes else a.reshape(shape)
+
+
+class BatchNormalization(Layer):
+    """Normalizes with batch statistics when training and moving averages otherwise; mirrors
+    ``tf.keras.layers.BatchNormalization(axis=-1, momentum=0.99, epsilon=0.001, center=True,
+    scale=True, beta_initializer="zeros", gamma_initializer="ones",
+    moving_mean_initializer="zeros", moving_variance_initializer="ones", beta_regularizer=None,
+    gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, renorm=False,
+    renorm_clipping=None, renorm_momentum=0.99, fused=None, trainable=True,
+    virtual_batch_size=None, adjustment=None, name=None)`` (TF 2.x behaviour).
+
+    Weights: ``gamma``, ``beta`` (trainable), ``moving_mean``, ``moving_variance``
+    (non-trainable, ``aggregation="mean"``, ``synchronization="on_read"``), in that order.
+    ``training=True`` normalizes with the batch's mean and (biased) variance and updates the
+    moving ones with ``assign`` (``moving -= (moving - batch) * (1 - momentum)``), outside
+    the tape; ``training`` False/None uses the moving statistics; a layer with
+    ``trainable=False`` always runs in inference mode (TF 2.x). As TF's fused kernel (used by
+    Keras for 4-D inputs normalized over axis 1 or 3), the variance that updates the moving
+    variance of such inputs carries Bessel's correction n/(n-1); other inputs use the biased
+    variance, as Keras's non-fused path. renorm, virtual_batch_size and adjustment are not
+    supported. Parameters are float32 under 16-bit policies."""
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones",
+                 moving_mean_initializer="zeros", moving_variance_initializer="ones",
+                 beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, renorm=False, renorm_clipping=None, renorm_momentum=0.99,
+                 fused=None, trainable=True, virtual_batch_size=None, adjustment=None, name=None,
+                 **kwargs):
+        super().__init__(name=name, trainable=trainable, **kwargs)
+        if renorm or virtual_batch_size is not None or adjustment is not None:
+            raise NotImplementedError(f"{self.name}: renorm, virtual_batch_size and adjustment "
+                                      f"are not supported")
+        if isinstance(axis, (list, tuple)):
+            self.axis = [int(a) for a in axis]
+        elif isinstance(axis, (int, _np.integer)):
+            self.axis = int(axis)
+        else:
+            raise TypeError(f"{self.name}: expected an int or a list/tuple of ints for the "
+                            f"argument 'axis', but received: {axis!r}")
+        self.momentum = float(momentum)
+        self.epsilon = float(epsilon)
+        self.center = bool(center)
+        self.scale = bool(scale)
+        self.beta_initializer = beta_initializer
+        self.gamma_initializer = gamma_initializer
+        self.moving_mean_initializer = moving_mean_initializer
+        self.moving_variance_initializer = moving_variance_initializer
+        self.beta_regularizer = beta_regularizer
+        self.gamma_regularizer = gamma_regularizer
+        self.beta_constraint = beta_constraint
+        self.gamma_constraint = gamma_constraint
+        self.renorm = False
+        self.renorm_clipping = None
+        self.renorm_momentum = renorm_momentum
+        self.fused = fused
+        self.virtual_batch_size = None
+        self.adjustment = None
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        input_shape = tuple(input_shape)
+        ndim = len(input_shape)
+        if ndim == 0:
+            raise ValueError(f"{self.name}: input has undefined rank (shape {input_shape})")
+        self._axes = _normalize_axes(self.axis, ndim, self.name)
+        for a in self._axes:
+            if input_shape[a] is None:
+                raise ValueError(f"{self.name}: axis {a} of the input shape {input_shape} must "
+                                 f"be defined")
+        if len(self._axes) == 1:
+            param_shape = (int(input_shape[self._axes[0]]),)
+        else:
+            param_shape = tuple(int(input_shape[i]) if i in self._axes else 1 for i in range(ndim))
+        vdt = self.variable_dtype
+        pdt = "float32" if vdt in ("float16", "bfloat16") else vdt
+        self.gamma = self.add_weight("gamma", param_shape, dtype=pdt,
+                                     initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer,
+                                     constraint=self.gamma_constraint) if self.scale else None
+        self.beta = self.add_weight("beta", param_shape, dtype=pdt,
+                                    initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer,
+                                    constraint=self.beta_constraint) if self.center else None
+        self.moving_mean = self.add_weight("moving_mean", param_shape, dtype=pdt,
+                                           initializer=self.moving_mean_initializer,
+                                           trainable=False, aggregation="mean",
+                                           synchronization="on_read")
+        self.moving_variance = self.add_weight("moving_variance", param_shape, dtype=pdt,
+                                               initializer=self.moving_variance_initializer,
+                                               trainable=False, aggregation="mean",
+                                               synchronization="on_read")
+        # the variables themselves (the public attributes read as casts under autocast)
+        self._vars = (self.gamma, self.beta, self.moving_mean, self.moving_variance)
+        self._ndim = ndim
+        fused_like = ndim == 4 and self._axes in ([1], [3]) and pdt != "float64"
+        self._bessel = fused_like if self.fused is not False else False
+        super().build(input_shape)
+
+    def _bshape(self, ndim, shape):
+        return tuple(shape[i] if i in self._axes else 1 for i in range(ndim))
+
+    def call(self, inputs, training=None):
+        x = inputs if isinstance(inputs, tnp.ndarray) else tnp.asarray(inputs)
+        if x.ndim != self._ndim:
+            raise ValueError(f"{self.name}: expected inputs of rank {self._ndim}, got shape "
+                             f"{tuple(x.shape)}")
+        gamma, beta, mm, mv = self._vars
+        bshape = self._bshape(x.ndim, tuple(x.shape))
+        want = (mm.shape[0],) if len(self._axes) == 1 else tuple(mm.shape[a] for a in self._axes)
+        if tuple(x.shape[a] for a in self._axes) != tuple(want):
+            raise ValueError(f"{self.name}: inputs of shape {tuple(x.shape)} do not fit "
+                                 f"parameters of shape {tuple(mm.shape)} on axes {self._axes}")
+        g = gamma.reshape(bshape) if gamma is not None else None
+        b = beta.reshape(bshape) if beta is not None else None
+        stat_axes = tuple(i for i in range(x.ndim) if i not in self._axes)
+        training = bool(training) and self.trainable
+        eps = max(self.epsilon, 1.001e-5) if self._bessel else self.epsilon
+        if not training:
+            return normalize(x, g, b, stat_axes, eps,
+                             mean=_np.asarray(mm).reshape(bshape),
+                             variance=_np.asarray(mv).reshape(bshape))
+        y, (mu, var) = _normalize(x, g, b, stat_axes, eps)
+        n = 1
+        for a in stat_axes:
+            n *= x.shape[a]
+        if self._bessel and n > 1:
+            var = var * (n / (n - 1.0))
+        f = 1.0 - self.momentum
+        mm_np, mv_np = _np.asarray(mm), _np.asarray(mv)
+        new_mean = mm_np - (mm_np - mu.reshape(mm.shape).astype(mm_np.dtype)) * f
+        new_var = mv_np - (mv_np - var.reshape(mv.shape).astype(mv_np.dtype)) * f
+        mm.assign(tnp.asarray(new_mean.astype(mm_np.dtype)))
+        mv.assign(tnp.asarray(new_var.astype(mv_np.dtype)))
+        return y
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "momentum": self.momentum,
+                "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
+                "beta_initializer": self.beta_initializer,
+                "gamma_initializer": self.gamma_initializer,
+                "moving_mean_initializer": self.moving_mean_initializer,
+                "moving_variance_initializer": self.moving_variance_initializer,
+                "beta_regularizer": self.beta_regularizer,
+                "gamma_regularizer": self.gamma_regularizer,
+                "beta_constraint": self.beta_constraint, "gamma_constraint": self.gamma_constraint,
+                "fused": self.fused}
+
+
+class LayerNormalization(Layer):
+    """Normalizes each example over ``axis``; mirrors ``tf.keras.layers.LayerNormalization(
+    axis=-1, epsilon=0.001, center=True, scale=True, beta_initializer="zeros",
+    gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None,
+    beta_constraint=None, gamma_constraint=None)``. Weights ``gamma`` then ``beta``, of the
+    shape of the normalized axes; statistics in float32 under 16-bit inputs, and (as Keras)
+    the float32 weights are used as they are, not autocast, under a mixed policy."""
+
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
+                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None,
+                 beta_constraint=None, gamma_constraint=None, trainable=True, name=None, **kwargs):
+        super().__init__(name=name, trainable=trainable, **kwargs)
+        if isinstance(axis, (list, tuple)):
+            self.axis = [int(a) for a in axis]
+        elif isinstance(axis, (int, _np.integer)):
+            self.axis = int(axis)
+        else:
+            raise TypeError(f"{self.name}: expected an int or a list/tuple of ints for the "
+                            f"argument 'axis', but received: {axis!r}")
+        self.epsilon = float(epsilon)
+        self.center = bool(center)
+        self.scale = bool(scale)
+        self.beta_initializer = beta_initializer
+        self.gamma_initializer = gamma_initializer
+        self.beta_regularizer = beta_regularizer
+        self.gamma_regularizer = gamma_regularizer
+        self.beta_constraint = beta_constraint
+        self.gamma_constraint = gamma_constraint
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        input_shape = tuple(input_shape)
+        ndim = len(input_shape)
+        self._axes = _normalize_axes(self.axis, ndim, self.name)
+        for a in self._axes:
+            if input_shape[a] is None:
+                raise ValueError(f"{self.name}: axis {a} of the input shape {input_shape} must "
+                                 f"be defined")
+        param_shape = tuple(int(input_shape[a]) for a in self._axes)
+        self.gamma = self.add_weight("gamma", param_shape, initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer,
+                                     constraint=self.gamma_constraint) if self.scale else None
+        self.beta = self.add_weight("beta", param_shape, initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer,
+                                    constraint=self.beta_constraint) if self.center else None
+        # as Keras (experimental_autocast=False): the kernel reads the float32 variables
+        # themselves, not 16-bit casts, under a mixed policy
+        self._params = (self.gamma, self.beta)
+        self._ndim = ndim
+        super().build(input_shape)
+
+    def call(self, inputs):
+        x = inputs if isinstance(inputs, tnp.ndarray) else tnp.asarray(inputs)
+        if x.ndim != self._ndim:
+            raise ValueError(f"{self.name}: expected inputs of rank {self._ndim}, got shape "
+                             f"{tuple(x.shape)}")
+        bshape = tuple(x.shape[i] if i in self._axes else 1 for i in range(x.ndim))
+        want = tuple(x.shape[a] for a in self._axes)
+        gamma, beta = self._params
+        ref = gamma if gamma is not None else beta
+        if ref is not None and tuple(ref.shape) != want:
+            raise ValueError(f"{self.name}: inputs of shape {tuple(x.shape)} do not fit "
+                             f"parameters of shape {tuple(ref.shape)} on axes {self._axes}")
+        g = gamma.reshape(bshape) if gamma is not None else None
+        b = beta.reshape(bshape) if beta is not None else None
+        return normalize(x, g, b, tuple(self._axes), self.epsilon)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
+                "center": self.center, "scale": self.scale,
+                "beta_initializer": self.beta_initializer,
+                "gamma_initializer": self.gamma_initializer,
+                "beta_regularizer": self.beta_regularizer,
+                "gamma_regularizer": self.gamma_regularizer,
+                "beta_constraint": self.beta_constraint, "gamma_constraint": self.gamma_constraint}

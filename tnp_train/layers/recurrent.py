@@ -1,0 +1,1157 @@
+"""Recurrent layers: ``SimpleRNNCell``, ``LSTMCell``, ``GRUCell``, ``RNN``, ``SimpleRNN``,
+``LSTM``, ``GRU`` and ``Bidirectional`` (TF 2.4 ``tf.keras.layers`` signatures and defaults).
+
+Weights are Keras's: ``kernel`` (input_dim, G*units), ``recurrent_kernel`` (units, G*units),
+``bias`` (G*units,) — or (2, 3*units) for a GRU with ``reset_after=True`` (input bias, then
+recurrent bias) — with gates ``i, f, c, o`` (LSTM) and ``z, r, h`` (GRU).
+
+Speed: when a layer's cell is one of the built-in cells with built-in activations, a whole
+sequence is ONE tape node: the forward loop runs in NumPy on time-major (batch, units) matrices
+(one GEMM for the input projection of every step, one GEMM per step for the recurrent part) and
+the backward pass is a hand-written backpropagation through time (again one GEMM per step, plus
+one GEMM each for the kernel, recurrent-kernel and input gradients). Any other cell (a user's
+cell, or custom activations) runs step by step through ``cell.call`` on the tape.
+
+Masking (a ``mask=`` argument, e.g. from ``Embedding(mask_zero=True)``): at a masked step the
+states keep their previous values and the output repeats the previous step's output (zeros
+before the first unmasked step), as Keras's ``backend.rnn`` does.
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+import tnp
+
+from .. import activations as _activations
+from .. import initializers as _initializers
+from ..autodiff import custom_gradient
+from ..utils.random import get_rng
+from .base import Layer
+
+__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU",
+           "Bidirectional"]
+
+
+# ---------------------------------------------------------------------------- helpers
+def _work_dtype(*arrays):
+    """float64 when any input is float64, else float32 (16-bit inputs compute in float32)."""
+    for a in arrays:
+        if a is not None and _np.dtype(a.dtype) == _np.float64:
+            return _np.dtype(_np.float64)
+    return _np.dtype(_np.float32)
+
+
+def _np_of(a, dt):
+    return None if a is None else _np.asarray(a, dtype=dt)
+
+
+def _sigmoid(z):
+    return 0.5 * (1.0 + _np.tanh(0.5 * z))
+
+
+# activation name -> (f(z), f'(z) written in terms of y = f(z)); the fused kernels use these
+_ACTS = {
+    "tanh": (_np.tanh, lambda y: 1.0 - y * y),
+    "sigmoid": (_sigmoid, lambda y: y * (1.0 - y)),
+    "relu": (lambda z: _np.maximum(z, 0), lambda y: (y > 0).astype(y.dtype)),
+    "linear": (lambda z: z, lambda y: _np.ones_like(y)),
+    "hard_sigmoid": (lambda z: _np.clip(0.2 * z + 0.5, 0.0, 1.0),
+                     lambda y: ((y > 0) & (y < 1)).astype(y.dtype) * 0.2),
+}
+
+
+def _fusable_name(fn):
+    """The name of a built-in activation the fused kernels know, else None."""
+    for name in _ACTS:
+        try:
+            if _activations.get(name) is fn:
+                return name
+        except ValueError:
+            continue
+    return None
+
+
+def _ser_act(fn):
+    name = _fusable_name(fn)
+    return name if name is not None else _activations.serialize(fn)
+
+
+def _once(grad_fn):
+    """The tape asks a custom op's grad_fn once per differentiable input with the same
+    cotangents; compute the backward pass once and answer every position from it."""
+    memo = []
+
+    def g(*dys):
+        if memo and len(memo[0]) == len(dys) and all(a is b for a, b in zip(memo[0], dys)):
+            return memo[1]
+        res = grad_fn(*dys)
+        memo[:] = [dys, res]
+        return res
+    return g
+
+
+class _UnitForgetBias:
+    """LSTM bias initializer with ``unit_forget_bias``: the forget gate's part is ones."""
+
+    def __init__(self, base, units):
+        self.base, self.units = base, units
+
+    def __call__(self, shape, dtype="float32"):
+        u = self.units
+        init = _initializers.get(self.base)
+        parts = [_np.asarray(init((u,), dtype=dtype)), _np.ones((u,), dtype=dtype),
+                 _np.asarray(init((2 * u,), dtype=dtype))]
+        return tnp.asarray(_np.concatenate(parts))
+
+
+def _dropout_mask(shape, rate, dtype):
+    keep = 1.0 - rate
+    m = (get_rng().random(shape) < keep).astype(dtype) / _np.asarray(keep, dtype=dtype)
+    return m
+
+
+# ---------------------------------------------------------------------------- fused kernels
+def _fused_forward(kind, x, W, R, b, h0, c0, mask, rmask, act, ract, reset_after):
+    """Time-major forward pass. x (T, B, D); mask (T, B) bool or None; rmask (B, U) or None.
+    Returns (ys (T, B, U), hT, cT, cache)."""
+    T, B, _ = x.shape
+    U = R.shape[0]
+    f, _ = _ACTS[act]
+    rf, _ = _ACTS[ract]
+    dt = x.dtype
+    G = R.shape[1]
+    xp = (x.reshape(T * B, -1) @ W).reshape(T, B, G)
+    if b is not None:
+        xp += b[0] if (kind == "gru" and reset_after) else b
+    h = h0
+    c = c0
+    out = _np.zeros((B, U), dt)
+    ys = _np.empty((T, B, U), dt)
+    HR = _np.empty((T, B, U), dt)          # the (dropped-out) previous state each step used
+    GATES = _np.empty((T, B, G), dt)       # activated gates (LSTM: i f g o; GRU: z r hh)
+    HP = _np.empty((T, B, U), dt) if kind == "gru" else None        # h_{t-1}
+    EXTRA = _np.empty((T, B, U), dt) if kind in ("lstm", "gru") else None
+    CP = _np.empty((T, B, U), dt) if kind == "lstm" else None       # c_{t-1}
+    for t in range(T):
+        hr = h if rmask is None else h * rmask
+        HR[t] = hr
+        if kind == "rnn":
+            hn = f(xp[t] + hr @ R)
+            GATES[t] = hn
+        elif kind == "lstm":
+            z = xp[t] + hr @ R
+            g = GATES[t]
+            g[:, :U] = rf(z[:, :U])
+            g[:, U:2 * U] = rf(z[:, U:2 * U])
+            g[:, 2 * U:3 * U] = f(z[:, 2 * U:3 * U])
+            g[:, 3 * U:] = rf(z[:, 3 * U:])
+            CP[t] = c
+            cn = g[:, U:2 * U] * c + g[:, :U] * g[:, 2 * U:3 * U]
+            ac = f(cn)
+            EXTRA[t] = ac
+            hn = g[:, 3 * U:] * ac
+        else:  # gru
+            HP[t] = h
+            g = GATES[t]
+            xt = xp[t]
+            if reset_after:
+                rec = hr @ R
+                if b is not None:
+                    rec += b[1]
+                g[:, :U] = rf(xt[:, :U] + rec[:, :U])
+                g[:, U:2 * U] = rf(xt[:, U:2 * U] + rec[:, U:2 * U])
+                EXTRA[t] = rec[:, 2 * U:]                       # r_h, the recurrent h part
+                g[:, 2 * U:] = f(xt[:, 2 * U:] + g[:, U:2 * U] * rec[:, 2 * U:])
+            else:
+                inner = hr @ R[:, :2 * U]
+                g[:, :U] = rf(xt[:, :U] + inner[:, :U])
+                g[:, U:2 * U] = rf(xt[:, U:2 * U] + inner[:, U:])
+                rh = g[:, U:2 * U] * hr
+                EXTRA[t] = rh                                     # r * h_{t-1}
+                g[:, 2 * U:] = f(xt[:, 2 * U:] + rh @ R[:, 2 * U:])
+            z_ = g[:, :U]
+            hn = z_ * h + (1.0 - z_) * g[:, 2 * U:]
+        if mask is None:
+            h = hn
+            out = hn
+            if kind == "lstm":
+                c = cn
+        else:
+            m = mask[t][:, None]
+            h = _np.where(m, hn, h)
+            out = _np.where(m, hn, out)
+            if kind == "lstm":
+                c = _np.where(m, cn, c)
+        ys[t] = out
+    cache = (xp, HR, GATES, HP, EXTRA, CP)
+    return ys, h, c, cache
+
+
+def _fused_backward(kind, x, W, R, b, mask, rmask, act, ract, reset_after, cache,
+                    dys, dlast, dhT, dcT):
+    """BPTT. dys (T, B, U) or None; dlast (B, U) or None (cotangent of the last output);
+    dhT, dcT: cotangents of the final states. Returns (dx, dW, dR, db, dh0, dc0)."""
+    xp, HR, GATES, HP, EXTRA, CP = cache
+    T, B, D = x.shape
+    U = R.shape[0]
+    G = R.shape[1]
+    dt = x.dtype
+    _, fd = _ACTS[act]
+    _, rfd = _ACTS[ract]
+    dXP = _np.empty((T, B, G), dt)
+    dREC = _np.empty((T, B, G), dt) if kind == "gru" else None
+    dh = dhT.copy()
+    dc = dcT.copy() if kind == "lstm" else None
+    dout = _np.zeros((B, U), dt)
+    RT = R.T
+    for t in range(T - 1, -1, -1):
+        g_out = dout
+        if dys is not None:
+            g_out = g_out + dys[t]
+        if dlast is not None and t == T - 1:
+            g_out = g_out + dlast
+        if mask is None:
+            dhn = g_out + dh
+            dh_keep = None
+            dcn = dc
+            dc_keep = None
+        else:
+            m = mask[t][:, None]
+            dhn = _np.where(m, g_out + dh, 0)
+            dout = _np.where(m, 0, g_out)
+            dh_keep = _np.where(m, 0, dh)
+            if kind == "lstm":
+                dcn = _np.where(m, dc, 0)
+                dc_keep = _np.where(m, 0, dc)
+        gates = GATES[t]
+        if kind == "rnn":
+            da = dhn * fd(gates)
+            dXP[t] = da
+            dhr = da @ RT
+            dh_prev = dhr * rmask if rmask is not None else dhr
+        elif kind == "lstm":
+            i, f_, g, o = gates[:, :U], gates[:, U:2 * U], gates[:, 2 * U:3 * U], gates[:, 3 * U:]
+            ac = EXTRA[t]
+            dct = dcn + dhn * o * fd(ac)
+            dz = dXP[t]
+            dz[:, :U] = dct * g * rfd(i)
+            dz[:, U:2 * U] = dct * CP[t] * rfd(f_)
+            dz[:, 2 * U:3 * U] = dct * i * fd(g)
+            dz[:, 3 * U:] = dhn * ac * rfd(o)
+            dc = dct * f_ if dc_keep is None else dc_keep + dct * f_
+            dhr = dz @ RT
+            dh_prev = dhr * rmask if rmask is not None else dhr
+        else:  # gru
+            z_, r, hh = gates[:, :U], gates[:, U:2 * U], gates[:, 2 * U:]
+            hp = HP[t]
+            daz = dhn * (hp - hh) * rfd(z_)
+            dah = dhn * (1.0 - z_) * fd(hh)
+            dxt = dXP[t]
+            drec = dREC[t]
+            dxt[:, :U] = daz
+            dxt[:, 2 * U:] = dah
+            if reset_after:
+                rh = EXTRA[t]
+                dar = dah * rh * rfd(r)
+                dxt[:, U:2 * U] = dar
+                drec[:, :U] = daz
+                drec[:, U:2 * U] = dar
+                drec[:, 2 * U:] = dah * r
+                dhr = drec @ RT
+            else:
+                drh = dah @ R[:, 2 * U:].T
+                hr = HR[t]
+                dar = drh * hr * rfd(r)
+                dxt[:, U:2 * U] = dar
+                drec[:, :U] = daz
+                drec[:, U:2 * U] = dar
+                drec[:, 2 * U:] = dah
+                dhr = drec[:, :2 * U] @ R[:, :2 * U].T + drh * r
+            dh_prev = dhn * z_ + (dhr * rmask if rmask is not None else dhr)
+        dh = dh_prev if dh_keep is None else dh_keep + dh_prev
+    dXP2 = dXP.reshape(T * B, G)
+    dx = (dXP2 @ W.T).reshape(T, B, D)
+    dW = x.reshape(T * B, D).T @ dXP2
+    if kind == "gru":
+        dR = _np.empty_like(R)
+        dREC2 = dREC.reshape(T * B, G)
+        if reset_after:
+            dR[...] = HR.reshape(T * B, U).T @ dREC2
+        else:
+            dR[:, :2 * U] = HR.reshape(T * B, U).T @ dREC2[:, :2 * U]
+            dR[:, 2 * U:] = EXTRA.reshape(T * B, U).T @ dREC2[:, 2 * U:]
+    else:
+        dR = HR.reshape(T * B, U).T @ dXP2
+    db = None
+    if b is not None:
+        if kind == "gru" and reset_after:
+            db = _np.stack([dXP2.sum(0), dREC.reshape(T * B, G).sum(0)])
+        else:
+            db = dXP2.sum(0)
+    return dx, dW, dR, db, dh, dc
+
+
+def fused_rnn(kind, x, W, R, b=None, h0=None, c0=None, *, mask=None, rmask=None, activation="tanh",
+              recurrent_activation="sigmoid", reset_after=True, go_backwards=False,
+              return_sequences=False, time_major=False):
+    """One tape node for a whole sequence of a SimpleRNN (``kind="rnn"``), LSTM or GRU.
+
+    ``x``: (B, T, D) (or (T, B, D) with ``time_major``); ``W``/``R``/``b``: Keras's layout;
+    ``h0``/``c0``: initial states (B, U) or None (zeros); ``mask``: (B, T) booleans (time-major:
+    (T, B)); ``rmask``: the recurrent dropout mask (B, U) (scaled), not differentiated.
+    Returns ``(y, h_T)`` or ``(y, h_T, c_T)`` (LSTM), where ``y`` is the output sequence (in
+    processing order, as Keras returns it with ``go_backwards``) or the last output.
+    """
+    out_dtype = x.dtype
+    U = R.shape[0]
+    mask_np = None
+    if mask is not None:
+        mask_np = _np.asarray(mask).astype(bool)
+        mask_np = mask_np if time_major else mask_np.T
+        if go_backwards:
+            mask_np = mask_np[::-1]
+    rmask_np = None if rmask is None else _np.asarray(rmask)
+
+    @custom_gradient
+    def op(x, W, R, b, h0, c0):
+        dt = _work_dtype(x, W, R, b, h0, c0)
+        xn = _np.asarray(x, dtype=dt)
+        xn = xn if time_major else xn.transpose(1, 0, 2)
+        if go_backwards:
+            xn = xn[::-1]
+        xn = _np.ascontiguousarray(xn)
+        Wn, Rn, bn = _np_of(W, dt), _np_of(R, dt), _np_of(b, dt)
+        B = xn.shape[1]
+        h0n = _np.zeros((B, U), dt) if h0 is None else _np.asarray(h0, dtype=dt)
+        c0n = None
+        if kind == "lstm":
+            c0n = _np.zeros((B, U), dt) if c0 is None else _np.asarray(c0, dtype=dt)
+        rm = None if rmask_np is None else rmask_np.astype(dt)
+        ys, hT, cT, cache = _fused_forward(kind, xn, Wn, Rn, bn, h0n, c0n, mask_np, rm,
+                                           activation, recurrent_activation, reset_after)
+        if return_sequences:
+            y = ys if time_major else ys.transpose(1, 0, 2)
+            y = _np.ascontiguousarray(y, dtype=out_dtype)
+        else:
+            y = ys[-1].astype(out_dtype, copy=True)
+        outs = [tnp.asarray(y), tnp.asarray(hT.astype(out_dtype, copy=True))]
+        if kind == "lstm":
+            outs.append(tnp.asarray(cT.astype(out_dtype, copy=True)))
+
+        def grad_fn(*dys):
+            dy = _np.asarray(dys[0], dtype=dt)
+            dseq = dlast = None
+            if return_sequences:
+                dseq = dy if time_major else dy.transpose(1, 0, 2)
+            else:
+                dlast = dy
+            dhT = _np.asarray(dys[1], dtype=dt)
+            dcT = _np.asarray(dys[2], dtype=dt) if kind == "lstm" else None
+            dx, dW, dR, db, dh0, dc0 = _fused_backward(
+                kind, xn, Wn, Rn, bn, mask_np, rm, activation, recurrent_activation, reset_after,
+                cache, dseq, dlast, dhT, dcT)
+            if go_backwards:
+                dx = dx[::-1]
+            if not time_major:
+                dx = dx.transpose(1, 0, 2)
+            res = [tnp.asarray(_np.ascontiguousarray(dx)), tnp.asarray(dW), tnp.asarray(dR),
+                   None if b is None else tnp.asarray(db),
+                   None if h0 is None else tnp.asarray(dh0),
+                   None if c0 is None else tnp.asarray(dc0)]
+            return tuple(res)
+        return tuple(outs), _once(grad_fn)
+
+    return op(x, W, R, b, h0, c0)
+
+
+# ---------------------------------------------------------------------------- cells
+class _CellBase(Layer):
+    """Shared pieces of the built-in cells: dropout masks and the fused-kernel description."""
+
+    _kind = None
+    _gates = 1
+
+    def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
+                 kernel_constraint=None, recurrent_constraint=None, bias_constraint=None,
+                 dropout=0.0, recurrent_dropout=0.0, **kwargs):
+        super().__init__(**kwargs)
+        try:
+            units = int(units)
+        except (TypeError, ValueError):
+            raise TypeError(f"{type(self).__name__}: units must be an integer, "
+                            f"got {units!r}") from None
+        if units <= 0:
+            raise ValueError(f"{type(self).__name__}: units must be a positive integer, "
+                             f"got {units}")
+        for what, r in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
+            if not 0.0 <= float(r) < 1.0:
+                raise ValueError(f"{type(self).__name__}: {what} must be in [0, 1), got {r!r}")
+        self.units = units
+        self.activation = _activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = kernel_initializer
+        self.recurrent_initializer = recurrent_initializer
+        self.bias_initializer = bias_initializer
+        self.kernel_regularizer = kernel_regularizer
+        self.recurrent_regularizer = recurrent_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.kernel_constraint = kernel_constraint
+        self.recurrent_constraint = recurrent_constraint
+        self.bias_constraint = bias_constraint
+        self.dropout = min(1.0, max(0.0, float(dropout)))
+        self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
+        self._dp_mask = None
+        self._rdp_mask = None
+
+    @property
+    def state_size(self):
+        return self.units
+
+    @property
+    def output_size(self):
+        return self.units
+
+    def _build_weights(self, input_dim, bias_shape, bias_init):
+        G = self._gates * self.units
+        self.kernel = self.add_weight("kernel", (input_dim, G), initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.recurrent_kernel = self.add_weight(
+            "recurrent_kernel", (self.units, G), initializer=self.recurrent_initializer,
+            regularizer=self.recurrent_regularizer, constraint=self.recurrent_constraint)
+        self.bias = self.add_weight("bias", bias_shape, initializer=bias_init,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
+
+    def build(self, input_shape):
+        input_shape = tuple(input_shape)
+        if input_shape[-1] is None:
+            raise ValueError(f"{self.name}: the last dimension of the inputs must be known, got "
+                             f"shape {input_shape}")
+        self._build_weights(int(input_shape[-1]), (self._gates * self.units,),
+                            self.bias_initializer)
+        super().build(input_shape)
+
+    def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
+        if batch_size is None:
+            batch_size = inputs.shape[0]
+        dtype = dtype or (inputs.dtype if inputs is not None else self.compute_dtype)
+        n = len(self._state_list())
+        out = [tnp.zeros((batch_size, self.units), dtype=dtype) for _ in range(n)]
+        return out if n > 1 else out[0]
+
+    def _state_list(self):
+        return [self.units]
+
+    # dropout masks are drawn once per sequence (the RNN layer sets them) or per call
+    def _masks(self, inputs, h, training):
+        dp, rdp = self._dp_mask, self._rdp_mask
+        if training:
+            dt = _np.dtype(inputs.dtype)
+            if dp is None and self.dropout > 0:
+                dp = tnp.asarray(_dropout_mask(tuple(inputs.shape), self.dropout, dt))
+            if rdp is None and self.recurrent_dropout > 0:
+                rdp = tnp.asarray(_dropout_mask(tuple(h.shape), self.recurrent_dropout, dt))
+        else:
+            dp = rdp = None
+        return dp, rdp
+
+    def _fused_spec(self):
+        """The arguments of ``fused_rnn`` if this cell can run fused, else None."""
+        if type(self) not in (SimpleRNNCell, LSTMCell, GRUCell):
+            return None
+        act = _fusable_name(self.activation)
+        ract = _fusable_name(getattr(self, "recurrent_activation", _activations.get("sigmoid")))
+        if act is None or ract is None:
+            return None
+        return {"activation": act, "recurrent_activation": ract,
+                "reset_after": getattr(self, "reset_after", True)}
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units,
+                "activation": _ser_act(self.activation), "use_bias": self.use_bias,
+                "kernel_initializer": self.kernel_initializer,
+                "recurrent_initializer": self.recurrent_initializer,
+                "bias_initializer": self.bias_initializer,
+                "kernel_regularizer": self.kernel_regularizer,
+                "recurrent_regularizer": self.recurrent_regularizer,
+                "bias_regularizer": self.bias_regularizer,
+                "kernel_constraint": self.kernel_constraint,
+                "recurrent_constraint": self.recurrent_constraint,
+                "bias_constraint": self.bias_constraint,
+                "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout}
+
+    def compute_output_shape(self, input_shape):
+        return (tuple(input_shape)[0], self.units)
+
+
+def _states_list(states):
+    if isinstance(states, (list, tuple)):
+        return list(states)
+    return [states]
+
+
+class SimpleRNNCell(_CellBase):
+    """One step of a fully-connected RNN: ``h = activation(x @ kernel + h_prev @ recurrent_kernel
+    + bias)``; mirrors ``tf.keras.layers.SimpleRNNCell(units, activation="tanh", use_bias=True,
+    kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+    bias_initializer="zeros", ..., dropout=0., recurrent_dropout=0.)``."""
+
+    _kind = "rnn"
+    _gates = 1
+
+    def call(self, inputs, states, training=None):
+        h_prev = _states_list(states)[0]
+        dp, rdp = self._masks(inputs, h_prev, training)
+        x = inputs * dp if dp is not None else inputs
+        hr = h_prev * rdp if rdp is not None else h_prev
+        z = x @ self.kernel
+        if self.bias is not None:
+            z = z + self.bias
+        h = self.activation(z + hr @ self.recurrent_kernel)
+        return h, [h]
+
+
+class LSTMCell(_CellBase):
+    """One LSTM step (gates i, f, c, o in Keras's column order); mirrors
+    ``tf.keras.layers.LSTMCell(units, activation="tanh", recurrent_activation="sigmoid",
+    use_bias=True, kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+    bias_initializer="zeros", unit_forget_bias=True, ..., dropout=0., recurrent_dropout=0.,
+    implementation=2)``. States are ``[h, c]``."""
+
+    _kind = "lstm"
+    _gates = 4
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+                 bias_initializer="zeros", unit_forget_bias=True, kernel_regularizer=None,
+                 recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
+                 recurrent_constraint=None, bias_constraint=None, dropout=0.0,
+                 recurrent_dropout=0.0, implementation=2, **kwargs):
+        super().__init__(units, activation=activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer,
+                         recurrent_initializer=recurrent_initializer,
+                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                         recurrent_regularizer=recurrent_regularizer,
+                         bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+                         recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
+                         dropout=dropout, recurrent_dropout=recurrent_dropout, **kwargs)
+        self.recurrent_activation = _activations.get(recurrent_activation)
+        self.unit_forget_bias = bool(unit_forget_bias)
+        self.implementation = implementation
+
+    @property
+    def state_size(self):
+        return [self.units, self.units]
+
+    def _state_list(self):
+        return [self.units, self.units]
+
+    def build(self, input_shape):
+        input_shape = tuple(input_shape)
+        if input_shape[-1] is None:
+            raise ValueError(f"{self.name}: the last dimension of the inputs must be known, got "
+                             f"shape {input_shape}")
+        init = _UnitForgetBias(self.bias_initializer, self.units) if self.unit_forget_bias \
+            else self.bias_initializer
+        self._build_weights(int(input_shape[-1]), (4 * self.units,), init)
+        self.built = True
+
+    def call(self, inputs, states, training=None):
+        h_prev, c_prev = _states_list(states)[:2]
+        dp, rdp = self._masks(inputs, h_prev, training)
+        x = inputs * dp if dp is not None else inputs
+        hr = h_prev * rdp if rdp is not None else h_prev
+        z = x @ self.kernel + hr @ self.recurrent_kernel
+        if self.bias is not None:
+            z = z + self.bias
+        u = self.units
+        ra, a = self.recurrent_activation, self.activation
+        i, f = ra(z[:, :u]), ra(z[:, u:2 * u])
+        g, o = a(z[:, 2 * u:3 * u]), ra(z[:, 3 * u:])
+        c = f * c_prev + i * g
+        h = o * a(c)
+        return h, [h, c]
+
+    def get_config(self):
+        return {**super().get_config(),
+                "recurrent_activation": _ser_act(self.recurrent_activation),
+                "unit_forget_bias": self.unit_forget_bias, "implementation": self.implementation}
+
+
+class GRUCell(_CellBase):
+    """One GRU step (gates z, r, h); mirrors ``tf.keras.layers.GRUCell(units, activation="tanh",
+    recurrent_activation="sigmoid", use_bias=True, ..., dropout=0., recurrent_dropout=0.,
+    implementation=2, reset_after=True)`` (TF 2.x default). With ``reset_after`` the bias is
+    (2, 3*units): the input bias and the recurrent bias, and the reset gate multiplies
+    ``h_prev @ recurrent_kernel_h + recurrent_bias_h``; without it the reset gate multiplies
+    ``h_prev`` before that product."""
+
+    _kind = "gru"
+    _gates = 3
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+                 bias_initializer="zeros", kernel_regularizer=None, recurrent_regularizer=None,
+                 bias_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
+                 bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, implementation=2,
+                 reset_after=True, **kwargs):
+        super().__init__(units, activation=activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer,
+                         recurrent_initializer=recurrent_initializer,
+                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                         recurrent_regularizer=recurrent_regularizer,
+                         bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+                         recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
+                         dropout=dropout, recurrent_dropout=recurrent_dropout, **kwargs)
+        self.recurrent_activation = _activations.get(recurrent_activation)
+        self.implementation = implementation
+        self.reset_after = bool(reset_after)
+
+    def build(self, input_shape):
+        input_shape = tuple(input_shape)
+        if input_shape[-1] is None:
+            raise ValueError(f"{self.name}: the last dimension of the inputs must be known, got "
+                             f"shape {input_shape}")
+        shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
+        self._build_weights(int(input_shape[-1]), shape, self.bias_initializer)
+        self.built = True
+
+    def call(self, inputs, states, training=None):
+        h_prev = _states_list(states)[0]
+        dp, rdp = self._masks(inputs, h_prev, training)
+        x = inputs * dp if dp is not None else inputs
+        hr = h_prev * rdp if rdp is not None else h_prev
+        u = self.units
+        ra, a = self.recurrent_activation, self.activation
+        R = self.recurrent_kernel
+        mx = x @ self.kernel
+        if self.reset_after:
+            inner = hr @ R
+            if self.bias is not None:
+                mx = mx + self.bias[0]
+                inner = inner + self.bias[1]
+            z = ra(mx[:, :u] + inner[:, :u])
+            r = ra(mx[:, u:2 * u] + inner[:, u:2 * u])
+            hh = a(mx[:, 2 * u:] + r * inner[:, 2 * u:])
+        else:
+            if self.bias is not None:
+                mx = mx + self.bias
+            inner = hr @ R[:, :2 * u]
+            z = ra(mx[:, :u] + inner[:, :u])
+            r = ra(mx[:, u:2 * u] + inner[:, u:])
+            hh = a(mx[:, 2 * u:] + (r * hr) @ R[:, 2 * u:])
+        h = z * h_prev + (1 - z) * hh
+        return h, [h]
+
+    def get_config(self):
+        return {**super().get_config(),
+                "recurrent_activation": _ser_act(self.recurrent_activation),
+                "implementation": self.implementation, "reset_after": self.reset_after}
+
+
+# ---------------------------------------------------------------------------- RNN layers
+def _state_sizes(cell):
+    s = cell.state_size
+    return [int(v) for v in s] if isinstance(s, (list, tuple)) else [int(s)]
+
+
+class RNN(Layer):
+    """Runs a cell over the time axis; mirrors ``tf.keras.layers.RNN(cell,
+    return_sequences=False, return_state=False, go_backwards=False, stateful=False,
+    unroll=False, time_major=False)``. ``call(inputs, mask=None, training=None,
+    initial_state=None)``; ``inputs`` may also be ``[x, *initial_states]``.
+
+    The cell follows Keras's protocol: ``state_size`` (int or list), ``call(inputs, states,
+    training=None) -> (output, new_states)``. The built-in cells run fused (one tape node for
+    the sequence); other cells step by step on the tape. ``unroll`` has no effect (the loop is
+    the same either way). ``stateful=True`` is not supported."""
+
+    def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
+                 stateful=False, unroll=False, time_major=False, **kwargs):
+        if isinstance(cell, (list, tuple)):
+            raise NotImplementedError("RNN: a list of cells (StackedRNNCells) is not supported; "
+                                      "stack RNN layers with return_sequences=True instead")
+        if stateful:
+            raise NotImplementedError(f"{type(self).__name__}: stateful=True is not supported "
+                                      f"(states are not kept between batches); pass "
+                                      f"initial_state= and return_state=True to carry them")
+        super().__init__(**kwargs)
+        if cell is not None:
+            if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
+                raise ValueError(f"RNN: the cell {cell!r} needs a call method and a state_size "
+                                 f"attribute")
+            self.cell = cell
+        self.return_sequences = bool(return_sequences)
+        self.return_state = bool(return_state)
+        self.go_backwards = bool(go_backwards)
+        self.stateful = False
+        self.unroll = bool(unroll)
+        self.time_major = bool(time_major)
+        self.supports_masking = True
+
+    # -- inputs given as [x, *initial_state]
+    def __call__(self, *args, **kwargs):
+        if args and isinstance(args[0], (list, tuple)) and len(args[0]) > 1:
+            inputs = list(args[0])
+            if kwargs.get("initial_state") is not None:
+                raise ValueError(f"{self.name}: initial states given both in the inputs list and "
+                                 f"as initial_state=")
+            kwargs["initial_state"] = inputs[1:]
+            args = (inputs[0],) + args[1:]
+        elif args and isinstance(args[0], (list, tuple)) and len(args[0]) == 1:
+            args = (args[0][0],) + args[1:]
+        return super().__call__(*args, **kwargs)
+
+    def build(self, input_shape):
+        if isinstance(input_shape, list):
+            input_shape = input_shape[0]
+        input_shape = tuple(input_shape)
+        if len(input_shape) < 3:
+            raise ValueError(f"{self.name}: expected inputs of rank 3 (batch, time, features), "
+                             f"got shape {input_shape}")
+        step = (input_shape[1],) + tuple(input_shape[2:]) if self.time_major else \
+            (input_shape[0],) + tuple(input_shape[2:])
+        if not getattr(self.cell, "built", False):
+            if hasattr(self.cell, "_maybe_build"):
+                self.cell._maybe_build(step)
+            else:
+                self.cell.build(step)
+        super().build(input_shape)
+
+    def _out_size(self):
+        s = getattr(self.cell, "output_size", None)
+        return int(s) if s is not None else _state_sizes(self.cell)[0]
+
+    def compute_output_shape(self, input_shape):
+        if isinstance(input_shape, list):
+            input_shape = input_shape[0]
+        s = tuple(input_shape)
+        b, t = (s[1], s[0]) if self.time_major else (s[0], s[1])
+        u = self._out_size()
+        if self.return_sequences:
+            out = (t, b, u) if self.time_major else (b, t, u)
+        else:
+            out = (b, u)
+        if self.return_state:
+            return [out] + [(b, n) for n in _state_sizes(self.cell)]
+        return out
+
+    def compute_mask(self, inputs, mask=None):
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        out = mask if self.return_sequences else None
+        if self.return_state:
+            return [out] + [None] * len(_state_sizes(self.cell))
+        return out
+
+    def _initial_states(self, x, initial_state, batch):
+        sizes = _state_sizes(self.cell)
+        if initial_state is None:
+            return None
+        states = _states_list(initial_state)
+        if len(states) != len(sizes):
+            raise ValueError(f"{self.name}: expected {len(sizes)} initial state(s) (state_size "
+                             f"{self.cell.state_size}), got {len(states)}")
+        out = []
+        for s, n in zip(states, sizes):
+            s = s if isinstance(s, tnp.ndarray) else tnp.asarray(s)
+            if tuple(s.shape) != (batch, n):
+                raise ValueError(f"{self.name}: an initial state has shape {tuple(s.shape)}, "
+                                 f"expected {(batch, n)}")
+            if s.dtype != x.dtype and s.dtype.kind == "f":
+                s = s.astype(x.dtype)
+            out.append(s)
+        return out
+
+    def call(self, inputs, mask=None, training=None, initial_state=None):
+        x = inputs if isinstance(inputs, tnp.ndarray) else tnp.asarray(inputs)
+        if x.ndim != 3:
+            raise ValueError(f"{self.name}: expected inputs of rank 3 (batch, time, features), "
+                             f"got shape {tuple(x.shape)}")
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        if mask is not None:
+            mask = _np.asarray(mask).astype(bool)
+            if mask.shape != tuple(x.shape[:2]):
+                raise ValueError(f"{self.name}: the mask has shape {mask.shape}, expected "
+                                 f"{tuple(x.shape[:2])} for inputs of shape {tuple(x.shape)}")
+        B = x.shape[1] if self.time_major else x.shape[0]
+        T = x.shape[0] if self.time_major else x.shape[1]
+        if T == 0:
+            raise ValueError(f"{self.name}: the inputs have no time steps (shape {tuple(x.shape)})")
+        states0 = self._initial_states(x, initial_state, B)
+        cell = self.cell
+        spec = cell._fused_spec() if hasattr(cell, "_fused_spec") else None
+        if spec is not None:
+            outs = self._call_fused(cell, spec, x, mask, training, states0, B)
+        else:
+            outs = self._call_steps(cell, x, mask, training, states0, B, T)
+        y, states = outs[0], list(outs[1:])
+        if self.return_state:
+            return [y] + states
+        return y
+
+    def _call_fused(self, cell, spec, x, mask, training, states0, B):
+        dt = _np.dtype(x.dtype)
+        rmask = None
+        if training and cell.dropout > 0:
+            D = x.shape[-1]
+            dp = tnp.asarray(_dropout_mask((B, D), cell.dropout, dt))
+            x = x * (dp[None] if self.time_major else dp[:, None, :])
+        if training and cell.recurrent_dropout > 0:
+            rmask = _dropout_mask((B, cell.units), cell.recurrent_dropout, dt)
+        h0 = c0 = None
+        if states0 is not None:
+            h0 = states0[0]
+            c0 = states0[1] if len(states0) > 1 else None
+        return fused_rnn(cell._kind, x, cell.kernel, cell.recurrent_kernel, cell.bias, h0, c0,
+                         mask=mask, rmask=rmask, go_backwards=self.go_backwards,
+                         return_sequences=self.return_sequences, time_major=self.time_major,
+                         **spec)
+
+    def _call_steps(self, cell, x, mask, training, states0, B, T):
+        sizes = _state_sizes(cell)
+        if states0 is None:
+            if hasattr(cell, "get_initial_state"):
+                st = cell.get_initial_state(inputs=None, batch_size=B, dtype=x.dtype)
+                states = _states_list(st)
+            else:
+                states = [tnp.zeros((B, n), dtype=x.dtype) for n in sizes]
+        else:
+            states = list(states0)
+        set_masks = isinstance(cell, _CellBase)
+        if set_masks:
+            D = x.shape[-1]
+            dt = _np.dtype(x.dtype)
+            cell._dp_mask = tnp.asarray(_dropout_mask((B, D), cell.dropout, dt)) \
+                if training and cell.dropout > 0 else None
+            cell._rdp_mask = tnp.asarray(_dropout_mask((B, cell.units), cell.recurrent_dropout,
+                                                       dt)) \
+                if training and cell.recurrent_dropout > 0 else None
+        order = range(T - 1, -1, -1) if self.go_backwards else range(T)
+        outputs = []
+        prev = None
+        try:
+            for t in order:
+                xt = x[t] if self.time_major else x[:, t]
+                out, new_states = cell(xt, states, training=training)
+                new_states = _states_list(new_states)
+                if mask is not None:
+                    mt = mask[t] if self.time_major else mask[:, t]
+                    m = tnp.asarray(mt[:, None])
+                    if prev is None:
+                        prev = tnp.zeros(tuple(out.shape), dtype=out.dtype)
+                    out = tnp.where(m, out, prev)
+                    new_states = [tnp.where(m, n, s) for n, s in zip(new_states, states)]
+                prev = out
+                states = new_states
+                outputs.append(out)
+        finally:
+            if set_masks:
+                cell._dp_mask = cell._rdp_mask = None
+        if self.return_sequences:
+            y = tnp.stack(outputs, axis=0 if self.time_major else 1)
+        else:
+            y = outputs[-1]
+        return [y] + states
+
+    def reset_states(self, states=None):
+        raise NotImplementedError(f"{self.name}: stateful RNNs are not supported")
+
+    def get_config(self):
+        cfg = {**super().get_config(), "return_sequences": self.return_sequences,
+               "return_state": self.return_state, "go_backwards": self.go_backwards,
+               "stateful": self.stateful, "unroll": self.unroll, "time_major": self.time_major}
+        if type(self) is RNN:
+            cc = self.cell.get_config()
+            cfg["cell"] = {"class_name": type(self.cell).__name__, "config": cc}
+        return cfg
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        cell = config.pop("cell", None)
+        if isinstance(cell, dict):
+            cell = _layer_from_dict(cell)
+        config["cell"] = cell
+        return Layer.from_config.__func__(cls, config)
+
+
+def _find_layer_class(name):
+    todo = [Layer]
+    while todo:
+        k = todo.pop()
+        if k.__name__ == name:
+            return k
+        todo.extend(k.__subclasses__())
+    return None
+
+
+def _layer_from_dict(d):
+    """A layer from Keras's ``{"class_name", "config"}`` (any imported Layer subclass)."""
+    klass = _find_layer_class(d["class_name"])
+    if klass is None:
+        raise ValueError(f"Unknown layer class {d['class_name']!r}: import it before from_config")
+    return klass.from_config(d["config"])
+
+
+_CELL_ARGS = ("units", "activation", "use_bias", "kernel_initializer", "recurrent_initializer",
+              "bias_initializer", "kernel_regularizer", "recurrent_regularizer",
+              "bias_regularizer", "kernel_constraint", "recurrent_constraint", "bias_constraint",
+              "dropout", "recurrent_dropout")
+
+
+class _BuiltinRNN(RNN):
+    """A layer made of one built-in cell: the cell's arguments are the layer's."""
+
+    _cell_class = None
+    _extra_args = ()
+
+    def __init__(self, cell_args, rnn_args, kwargs):
+        activity_regularizer = kwargs.pop("activity_regularizer", None)
+        layer_kwargs = {k: kwargs.pop(k) for k in list(kwargs)
+                        if k not in ("name", "dtype", "trainable")}
+        RNN.__init__(self, None, **rnn_args, name=kwargs.get("name"), dtype=kwargs.get("dtype"),
+                     trainable=kwargs.get("trainable", True), **layer_kwargs)
+        self.activity_regularizer = activity_regularizer
+        cell_name = {"rnn": "simple_rnn_cell", "lstm": "lstm_cell", "gru": "gru_cell"}[
+            self._cell_class._kind]
+        self.cell = self._cell_class(**cell_args, name=f"{self.name}/{cell_name}",
+                                     dtype=kwargs.get("dtype"),
+                                     trainable=kwargs.get("trainable", True))
+
+    def __getattr__(self, name):
+        # units, activation, dropout... read through to the cell (as Keras's properties do)
+        if name in _CELL_ARGS or name in type(self)._extra_args:
+            cell = self.__dict__.get("cell")
+            if cell is not None:
+                return getattr(cell, name)
+        raise AttributeError(f"{type(self).__name__!s} object has no attribute {name!r}")
+
+    def get_config(self):
+        cc = self.cell.get_config()
+        cfg = {k: cc[k] for k in _CELL_ARGS + type(self)._extra_args}
+        return {**super().get_config(), **cfg}
+
+    @classmethod
+    def from_config(cls, config):
+        return Layer.from_config.__func__(cls, config)
+
+
+class SimpleRNN(_BuiltinRNN):
+    """Fully-connected RNN; mirrors ``tf.keras.layers.SimpleRNN(units, activation="tanh",
+    use_bias=True, kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+    bias_initializer="zeros", ..., dropout=0., recurrent_dropout=0., return_sequences=False,
+    return_state=False, go_backwards=False, stateful=False, unroll=False)``."""
+
+    _cell_class = SimpleRNNCell
+
+    def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
+                 bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, return_sequences=False,
+                 return_state=False, go_backwards=False, stateful=False, unroll=False,
+                 time_major=False, **kwargs):
+        cell_args = dict(units=units, activation=activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer,
+                         recurrent_initializer=recurrent_initializer,
+                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                         recurrent_regularizer=recurrent_regularizer,
+                         bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+                         recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
+                         dropout=dropout, recurrent_dropout=recurrent_dropout)
+        rnn_args = dict(return_sequences=return_sequences, return_state=return_state,
+                        go_backwards=go_backwards, stateful=stateful, unroll=unroll,
+                        time_major=time_major)
+        kwargs["activity_regularizer"] = activity_regularizer
+        super().__init__(cell_args, rnn_args, kwargs)
+
+
+class LSTM(_BuiltinRNN):
+    """Long short-term memory; mirrors ``tf.keras.layers.LSTM(units, activation="tanh",
+    recurrent_activation="sigmoid", use_bias=True, kernel_initializer="glorot_uniform",
+    recurrent_initializer="orthogonal", bias_initializer="zeros", unit_forget_bias=True, ...,
+    dropout=0., recurrent_dropout=0., return_sequences=False, return_state=False,
+    go_backwards=False, stateful=False, time_major=False, unroll=False)``. With
+    ``return_state`` it returns ``[output, h, c]``."""
+
+    _cell_class = LSTMCell
+    _extra_args = ("recurrent_activation", "unit_forget_bias", "implementation")
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+                 bias_initializer="zeros", unit_forget_bias=True, kernel_regularizer=None,
+                 recurrent_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, recurrent_constraint=None, bias_constraint=None,
+                 dropout=0.0, recurrent_dropout=0.0, implementation=2, return_sequences=False,
+                 return_state=False, go_backwards=False, stateful=False, time_major=False,
+                 unroll=False, **kwargs):
+        cell_args = dict(units=units, activation=activation,
+                         recurrent_activation=recurrent_activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer,
+                         recurrent_initializer=recurrent_initializer,
+                         bias_initializer=bias_initializer, unit_forget_bias=unit_forget_bias,
+                         kernel_regularizer=kernel_regularizer,
+                         recurrent_regularizer=recurrent_regularizer,
+                         bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+                         recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
+                         dropout=dropout, recurrent_dropout=recurrent_dropout,
+                         implementation=implementation)
+        rnn_args = dict(return_sequences=return_sequences, return_state=return_state,
+                        go_backwards=go_backwards, stateful=stateful, unroll=unroll,
+                        time_major=time_major)
+        kwargs["activity_regularizer"] = activity_regularizer
+        super().__init__(cell_args, rnn_args, kwargs)
+
+
+class GRU(_BuiltinRNN):
+    """Gated recurrent unit; mirrors ``tf.keras.layers.GRU(units, activation="tanh",
+    recurrent_activation="sigmoid", use_bias=True, kernel_initializer="glorot_uniform",
+    recurrent_initializer="orthogonal", bias_initializer="zeros", ..., dropout=0.,
+    recurrent_dropout=0., return_sequences=False, return_state=False, go_backwards=False,
+    stateful=False, unroll=False, time_major=False, reset_after=True)``."""
+
+    _cell_class = GRUCell
+    _extra_args = ("recurrent_activation", "implementation", "reset_after")
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+                 bias_initializer="zeros", kernel_regularizer=None, recurrent_regularizer=None,
+                 bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 recurrent_constraint=None, bias_constraint=None, dropout=0.0,
+                 recurrent_dropout=0.0, implementation=2, return_sequences=False,
+                 return_state=False, go_backwards=False, stateful=False, unroll=False,
+                 time_major=False, reset_after=True, **kwargs):
+        cell_args = dict(units=units, activation=activation,
+                         recurrent_activation=recurrent_activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer,
+                         recurrent_initializer=recurrent_initializer,
+                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                         recurrent_regularizer=recurrent_regularizer,
+                         bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+                         recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
+                         dropout=dropout, recurrent_dropout=recurrent_dropout,
+                         implementation=implementation, reset_after=reset_after)
+        rnn_args = dict(return_sequences=return_sequences, return_state=return_state,
+                        go_backwards=go_backwards, stateful=stateful, unroll=unroll,
+                        time_major=time_major)
+        kwargs["activity_regularizer"] = activity_regularizer
+        super().__init__(cell_args, rnn_args, kwargs)
+
+
+# ---------------------------------------------------------------------------- Bidirectional
+class Bidirectional(Layer):
+    """Runs an RNN forwards and a copy of it backwards and merges the two; mirrors
+    ``tf.keras.layers.Bidirectional(layer, merge_mode="concat", weights=None,
+    backward_layer=None)``. ``merge_mode``: "concat", "sum", "mul", "ave" or None (a list of
+    the two outputs). The backward copy's outputs are reversed back in time before merging
+    when ``return_sequences`` (as Keras does). Weights: the forward layer's, then the
+    backward layer's."""
+
+    def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None, **kwargs):
+        if not isinstance(layer, RNN):
+            raise ValueError(f"Bidirectional: please initialize with an RNN layer, got {layer!r}")
+        if merge_mode not in ("concat", "sum", "mul", "ave", None):
+            raise ValueError(f"Bidirectional: invalid merge_mode {merge_mode!r}; merge mode "
+                             f"should be one of 'sum', 'mul', 'ave', 'concat', None")
+        super().__init__(**kwargs)
+        self.forward_layer = layer
+        if backward_layer is None:
+            cfg = layer.get_config()
+            cfg["go_backwards"] = not layer.go_backwards
+            cfg["name"] = "backward_" + layer.name
+            backward_layer = type(layer).from_config(cfg)
+        else:
+            if backward_layer.return_sequences != layer.return_sequences or \
+                    backward_layer.return_state != layer.return_state:
+                raise ValueError("Bidirectional: forward_layer and backward_layer need the same "
+                                 "return_sequences and return_state")
+        self.backward_layer = backward_layer
+        self.merge_mode = merge_mode
+        self.return_sequences = layer.return_sequences
+        self.return_state = layer.return_state
+        self.supports_masking = True
+        self._init_weights = weights
+
+    def build(self, input_shape):
+        self.forward_layer._maybe_build(input_shape)
+        self.backward_layer._maybe_build(input_shape)
+        if self._init_weights is not None:
+            self.set_weights(self._init_weights)
+            self._init_weights = None
+        super().build(input_shape)
+
+    def _merge(self, a, b):
+        if self.merge_mode == "concat":
+            return tnp.concatenate([a, b], axis=-1)
+        if self.merge_mode == "sum":
+            return a + b
+        if self.merge_mode == "mul":
+            return a * b
+        if self.merge_mode == "ave":
+            return (a + b) / 2
+        return [a, b]
+
+    def call(self, inputs, mask=None, training=None, initial_state=None):
+        fs = bs = None
+        if initial_state is not None:
+            st = _states_list(initial_state)
+            half = len(st) // 2
+            fs, bs = st[:half], st[half:]
+        fwd = self.forward_layer(inputs, mask=mask, training=training, initial_state=fs)
+        bwd = self.backward_layer(inputs, mask=mask, training=training, initial_state=bs)
+        if self.return_state:
+            fy, fstates = fwd[0], fwd[1:]
+            by, bstates = bwd[0], bwd[1:]
+        else:
+            fy, by, fstates, bstates = fwd, bwd, [], []
+        if self.return_sequences:
+            axis = 0 if self.forward_layer.time_major else 1
+            by = tnp.flip(by, axis=axis)
+        y = self._merge(fy, by)
+        if self.return_state:
+            out = y if isinstance(y, list) else [y]
+            return out + list(fstates) + list(bstates)
+        return y
+
+    def compute_output_shape(self, input_shape):
+        f = self.forward_layer.compute_output_shape(input_shape)
+        out = f[0] if self.return_state else f
+        if self.merge_mode == "concat":
+            out = tuple(out[:-1]) + (None if out[-1] is None else 2 * out[-1],)
+        outs = [out, out] if self.merge_mode is None else [out]
+        if self.return_state:
+            st = list(f[1:])
+            return outs + st + st
+        return outs if self.merge_mode is None else out
+
+    def compute_mask(self, inputs, mask=None):
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        out = mask if self.return_sequences else None
+        outs = [out, out] if self.merge_mode is None else [out]
+        if self.return_state:
+            n = len(_state_sizes(self.forward_layer.cell))
+            return outs + [None] * (2 * n)
+        return outs if self.merge_mode is None else out
+
+    def get_config(self):
+        fl = self.forward_layer
+        cfg = {**super().get_config(), "merge_mode": self.merge_mode,
+               "layer": {"class_name": type(fl).__name__, "config": fl.get_config()},
+               "backward_layer": {"class_name": type(self.backward_layer).__name__,
+                                  "config": self.backward_layer.get_config()}}
+        return cfg
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        for key in ("layer", "backward_layer"):
+            v = config.get(key)
+            if isinstance(v, dict):
+                config[key] = _layer_from_dict(v)
+        return Layer.from_config.__func__(cls, config)

@@ -1,0 +1,220 @@
+"""Metrics (``tt.metrics``), mirroring ``tf.keras.metrics`` (TF 2.4 names, signatures and
+defaults; a few arguments from Keras 3 where noted).
+
+Stateful metrics (``Metric`` subclasses) accumulate over batches in non-trainable variables;
+function forms (``sparse_categorical_accuracy`` ...) return per-sample values. Nothing here is
+differentiated: updates read the values in NumPy.
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+from ..losses import functions as _lf
+from .base import Mean, MeanMetricWrapper, Metric, Reduce, Sum, div_no_nan
+from .confusion import (AUC, FalseNegatives, FalsePositives, MeanIoU, Precision, Recall,
+                        TrueNegatives, TruePositives)
+from .functions import (ACC, acc, accuracy, binary_accuracy, categorical_accuracy,
+                        cosine_similarity, sparse_categorical_accuracy,
+                        sparse_top_k_categorical_accuracy, top_k_categorical_accuracy)
+from .functions import align as _align
+
+# the loss functions that are also metrics (TF 2.4's tf.keras.metrics names)
+mean_squared_error = mse = MSE = _lf.mean_squared_error
+mean_absolute_error = mae = MAE = _lf.mean_absolute_error
+mean_absolute_percentage_error = mape = MAPE = _lf.mean_absolute_percentage_error
+mean_squared_logarithmic_error = msle = MSLE = _lf.mean_squared_logarithmic_error
+binary_crossentropy = bce = BCE = _lf.binary_crossentropy
+categorical_crossentropy = _lf.categorical_crossentropy
+sparse_categorical_crossentropy = _lf.sparse_categorical_crossentropy
+kl_divergence = kld = KLD = kullback_leibler_divergence = _lf.kl_divergence
+poisson = _lf.poisson
+hinge = _lf.hinge
+squared_hinge = _lf.squared_hinge
+categorical_hinge = _lf.categorical_hinge
+logcosh = log_cosh = _lf.log_cosh
+cosine_proximity = cosine_similarity
+
+__all__ = [
+    "Metric", "Reduce", "Sum", "Mean", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy",
+    "CategoricalAccuracy", "SparseCategoricalAccuracy", "TopKCategoricalAccuracy",
+    "SparseTopKCategoricalAccuracy", "Precision", "Recall", "AUC", "TruePositives",
+    "FalsePositives", "TrueNegatives", "FalseNegatives", "MeanSquaredError", "MeanAbsoluteError",
+    "RootMeanSquaredError", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError",
+    "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "BinaryCrossentropy",
+    "KLDivergence", "Poisson", "Hinge", "SquaredHinge", "CategoricalHinge", "LogCoshError",
+    "CosineSimilarity", "MeanIoU",
+    "accuracy", "acc", "ACC", "binary_accuracy", "categorical_accuracy",
+    "sparse_categorical_accuracy", "top_k_categorical_accuracy",
+    "sparse_top_k_categorical_accuracy", "cosine_similarity", "cosine_proximity",
+    "mean_squared_error", "mse", "MSE", "mean_absolute_error", "mae", "MAE",
+    "mean_absolute_percentage_error", "mape", "MAPE", "mean_squared_logarithmic_error", "msle",
+    "MSLE", "binary_crossentropy", "bce", "BCE", "categorical_crossentropy",
+    "sparse_categorical_crossentropy", "kl_divergence", "kld", "KLD",
+    "kullback_leibler_divergence", "poisson", "hinge", "squared_hinge", "categorical_hinge",
+    "logcosh", "log_cosh", "get", "serialize", "deserialize"]
+
+
+class _Named(MeanMetricWrapper):
+    """A named MeanMetricWrapper: ``_fn`` with the constructor's keyword arguments."""
+    _fn_static = None
+
+    def __init__(self, name, dtype, **kwargs):
+        super().__init__(type(self)._fn_static, name=name, dtype=dtype, **kwargs)
+
+
+def _named(cls_name, fn, default_name, doc, **defaults):
+    """A class ``cls_name(name=default_name, dtype=None, **defaults)``."""
+    params = list(defaults)
+
+    def __init__(self, *args, name=default_name, dtype=None, **kwargs):
+        # TF's positional order: (name, dtype, *defaults)
+        if len(args) > 2 + len(params):
+            raise TypeError(f"{cls_name}: too many positional arguments")
+        pos = dict(zip(["name", "dtype"] + params, args))
+        name = pos.pop("name", name)
+        dtype = pos.pop("dtype", dtype)
+        unknown = set(kwargs) - set(params)
+        if unknown:
+            raise TypeError(f"{cls_name}: unexpected keyword arguments {sorted(unknown)}")
+        values = {**defaults, **pos, **kwargs}
+        _Named.__init__(self, name, dtype, **values)
+
+    cls = type(cls_name, (_Named,), {"__init__": __init__, "_fn_static": staticmethod(fn),
+                                      "__doc__": doc, "__module__": __name__})
+    return cls
+
+
+Accuracy = _named("Accuracy", accuracy, "accuracy",
+                  "How often predictions equal labels; mirrors ``tf.keras.metrics.Accuracy(name="
+                  "'accuracy', dtype=None)``.")
+BinaryAccuracy = _named("BinaryAccuracy", binary_accuracy, "binary_accuracy",
+                        "How often ``y_pred > threshold`` equals the label; mirrors "
+                        "``tf.keras.metrics.BinaryAccuracy(name='binary_accuracy', dtype=None, "
+                        "threshold=0.5)``.", threshold=0.5)
+CategoricalAccuracy = _named("CategoricalAccuracy", categorical_accuracy, "categorical_accuracy",
+                             "How often the argmax of predictions equals that of one-hot labels; "
+                             "mirrors ``tf.keras.metrics.CategoricalAccuracy``.")
+SparseCategoricalAccuracy = _named(
+    "SparseCategoricalAccuracy", sparse_categorical_accuracy, "sparse_categorical_accuracy",
+    "How often the argmax of predictions equals integer labels; mirrors "
+    "``tf.keras.metrics.SparseCategoricalAccuracy``.")
+TopKCategoricalAccuracy = _named(
+    "TopKCategoricalAccuracy", top_k_categorical_accuracy, "top_k_categorical_accuracy",
+    "How often the true class is among the k highest predictions; mirrors "
+    "``tf.keras.metrics.TopKCategoricalAccuracy(k=5, name='top_k_categorical_accuracy', "
+    "dtype=None)``.", k=5)
+SparseTopKCategoricalAccuracy = _named(
+    "SparseTopKCategoricalAccuracy", sparse_top_k_categorical_accuracy,
+    "sparse_top_k_categorical_accuracy",
+    "As TopKCategoricalAccuracy with integer labels; mirrors "
+    "``tf.keras.metrics.SparseTopKCategoricalAccuracy(k=5, ...)``.", k=5)
+MeanSquaredError = _named("MeanSquaredError", mean_squared_error, "mean_squared_error",
+                          "Mirrors ``tf.keras.metrics.MeanSquaredError``.")
+MeanAbsoluteError = _named("MeanAbsoluteError", mean_absolute_error, "mean_absolute_error",
+                           "Mirrors ``tf.keras.metrics.MeanAbsoluteError``.")
+MeanAbsolutePercentageError = _named(
+    "MeanAbsolutePercentageError", mean_absolute_percentage_error,
+    "mean_absolute_percentage_error", "Mirrors ``tf.keras.metrics.MeanAbsolutePercentageError``.")
+MeanSquaredLogarithmicError = _named(
+    "MeanSquaredLogarithmicError", mean_squared_logarithmic_error,
+    "mean_squared_logarithmic_error", "Mirrors ``tf.keras.metrics.MeanSquaredLogarithmicError``.")
+CategoricalCrossentropy = _named(
+    "CategoricalCrossentropy", categorical_crossentropy, "categorical_crossentropy",
+    "Mirrors ``tf.keras.metrics.CategoricalCrossentropy(name='categorical_crossentropy', "
+    "dtype=None, from_logits=False, label_smoothing=0)``.", from_logits=False, label_smoothing=0)
+SparseCategoricalCrossentropy = _named(
+    "SparseCategoricalCrossentropy", sparse_categorical_crossentropy,
+    "sparse_categorical_crossentropy",
+    "Mirrors ``tf.keras.metrics.SparseCategoricalCrossentropy(name="
+    "'sparse_categorical_crossentropy', dtype=None, from_logits=False, axis=-1)``.",
+    from_logits=False, axis=-1)
+BinaryCrossentropy = _named(
+    "BinaryCrossentropy", binary_crossentropy, "binary_crossentropy",
+    "Mirrors ``tf.keras.metrics.BinaryCrossentropy(name='binary_crossentropy', dtype=None, "
+    "from_logits=False, label_smoothing=0)``.", from_logits=False, label_smoothing=0)
+KLDivergence = _named("KLDivergence", kl_divergence, "kullback_leibler_divergence",
+                      "Mirrors ``tf.keras.metrics.KLDivergence``.")
+Poisson = _named("Poisson", poisson, "poisson", "Mirrors ``tf.keras.metrics.Poisson``.")
+Hinge = _named("Hinge", hinge, "hinge", "Mirrors ``tf.keras.metrics.Hinge``.")
+SquaredHinge = _named("SquaredHinge", squared_hinge, "squared_hinge",
+                      "Mirrors ``tf.keras.metrics.SquaredHinge``.")
+CategoricalHinge = _named("CategoricalHinge", categorical_hinge, "categorical_hinge",
+                          "Mirrors ``tf.keras.metrics.CategoricalHinge``.")
+LogCoshError = _named("LogCoshError", logcosh, "logcosh",
+                      "Mirrors ``tf.keras.metrics.LogCoshError``.")
+CosineSimilarity = _named("CosineSimilarity", cosine_similarity, "cosine_similarity",
+                          "Mirrors ``tf.keras.metrics.CosineSimilarity(name='cosine_similarity', "
+                          "dtype=None, axis=-1)``.", axis=-1)
+
+
+class RootMeanSquaredError(Mean):
+    """``sqrt(mean((y_pred - y_true)^2))`` over all entries; mirrors
+    ``tf.keras.metrics.RootMeanSquaredError(name="root_mean_squared_error", dtype=None)``."""
+
+    def __init__(self, name="root_mean_squared_error", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        t, p = _align(self.name, y_true, y_pred)
+        err = _np.square(p.astype(_np.float64) - t.astype(_np.float64))
+        return super().update_state(err, sample_weight=sample_weight)
+
+    def result(self):
+        return self._out(_np.sqrt(div_no_nan(self.total.numpy(), self.count.numpy())))
+
+
+_CLASSES = (Metric, Sum, Mean, MeanMetricWrapper, Accuracy, BinaryAccuracy, CategoricalAccuracy,
+            SparseCategoricalAccuracy, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
+            Precision, Recall, AUC, TruePositives, FalsePositives, TrueNegatives, FalseNegatives,
+            MeanSquaredError, MeanAbsoluteError, RootMeanSquaredError,
+            MeanAbsolutePercentageError, MeanSquaredLogarithmicError, CategoricalCrossentropy,
+            SparseCategoricalCrossentropy, BinaryCrossentropy, KLDivergence, Poisson, Hinge,
+            SquaredHinge, CategoricalHinge, LogCoshError, CosineSimilarity, MeanIoU)
+_BY_NAME = {c.__name__: c for c in _CLASSES}
+_FUNCTIONS = {n: globals()[n] for n in __all__ if n[0].islower() and n not in
+              ("get", "serialize", "deserialize")}
+_BY_NAME.update(_FUNCTIONS)
+
+
+def serialize(metric):
+    """A function's name, or ``{"class_name", "config"}`` for a ``Metric``
+    (``tf.keras.metrics.serialize``)."""
+    if isinstance(metric, Metric):
+        return {"class_name": type(metric).__name__, "config": metric.get_config()}
+    for n, f in _FUNCTIONS.items():
+        if f is metric and n == getattr(metric, "__name__", None):
+            return n
+    name = getattr(metric, "__name__", None)
+    if name is None:
+        raise ValueError(f"metrics.serialize: cannot serialize {metric!r}")
+    return name
+
+
+def deserialize(config, custom_objects=None):
+    """A metric from a name (a function form, or a class name for a default instance) or a
+    ``serialize`` dict (``tf.keras.metrics.deserialize``)."""
+    if isinstance(config, dict):
+        if "class_name" not in config:
+            raise ValueError(f"metrics.deserialize: a dict needs 'class_name', got {config!r}")
+        key, kwargs = config["class_name"], dict(config.get("config") or {})
+    else:
+        key, kwargs = config, None
+    obj = (custom_objects or {}).get(key) or _BY_NAME.get(key)
+    if obj is None or obj in (Metric, MeanMetricWrapper) and kwargs is None:
+        raise ValueError(f"Unknown metric function: {key!r}; known: "
+                         f"{sorted(k for k in _BY_NAME if k not in ('Metric', 'MeanMetricWrapper'))}")
+    if isinstance(obj, type):
+        return obj.from_config(kwargs or {})
+    return obj
+
+
+def get(identifier):
+    """A metric from a name (``get("accuracy") is accuracy``; class names give an instance), a
+    ``serialize`` dict, a ``Metric`` or a callable; None gives None (``tf.keras.metrics.get``)."""
+    if identifier is None:
+        return None
+    if isinstance(identifier, (str, dict)):
+        return deserialize(identifier)
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret metric identifier: {identifier!r}")

@@ -1,0 +1,409 @@
+"""``LossScaleOptimizer``: loss scaling for float16 training (``tt.mixed_precision``).
+
+Mirrors ``tf.keras.mixed_precision.LossScaleOptimizer(inner_optimizer, dynamic=True,
+initial_scale=None, dynamic_growth_steps=None)`` (TF 2.4).
+
+Why: float16 has a narrow exponent range, so the small gradients of a float16 computation
+underflow to zero. The loss is multiplied by a large *loss scale* before the backward pass (every
+gradient is multiplied by the same factor, which lifts them out of the underflow range) and the
+gradients are divided by it again before the update.
+
+The dynamic scale (TF 2.4's ``DynamicLossScale``): a step whose gradients hold an inf or a NaN is
+skipped and the scale halves (never below 1); after ``dynamic_growth_steps`` finite steps in a
+row the scale doubles (unless the doubled value overflows float32). A fixed scale
+(``dynamic=False``) never changes and, as TF 2.4's ``FixedLossScale``, never skips a step.
+
+What a skipped step leaves alone: every variable, every slot (slots of variables seen for the
+first time are not even created) and the inner optimizer's ``iterations`` (TF 2.4 does not call
+the inner ``apply_gradients`` on a skipped step, so its counter does not move; Keras 3 and
+TF >= 2.5 count skipped steps too -- tnp_train follows TF 2.4).
+
+Where the gradients are combined across replicas: the inner optimizer's one aggregation point
+(``gradient_aggregator``, by default ``aggregate_gradients``). ``apply_gradients`` calls it
+first, checks the *aggregated* gradients for inf/NaN (so every replica takes the same decision),
+then calls the inner ``apply_gradients`` with ``experimental_aggregate_gradients=False``.
+
+State: the scale (a float32 ``tt.Variable``) and the count of finite steps (an int64
+``tt.Variable``) are checkpointed as the children ``loss_scale`` and ``good_steps``, next to
+``inner_optimizer``; the slots are the inner optimizer's, saved and restored through this object.
+The state variables live on the host ("cpu") whatever the default device, so reading the scale
+never waits for a GPU.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as _np
+
+import tnp
+from tnp._core.ndarray import bump_version, ndarray, wrap
+
+from ..autodiff import GradientTape, Variable
+from ..optimizers.base_optimizer import Optimizer
+
+__all__ = ["LossScaleOptimizer"]
+
+_DEFAULT_INITIAL_SCALE = 2.0 ** 15
+_DEFAULT_GROWTH_STEPS = 2000
+_MULTIPLIER = 2.0
+_F32_MAX = float(_np.finfo(_np.float32).max)
+
+
+def _is_floating(dtype):
+    return dtype.kind in "fc" or dtype.name == "bfloat16"
+
+
+def _all_finite(arrays):
+    """Whether every floating array in ``arrays`` (backend arrays) holds only finite values: one
+    ``isfinite(...).all()`` per array; device arrays are reduced on the device and read back once."""
+    dev_flags = []
+    xp = None
+    for a in arrays:
+        if not _is_floating(a.dtype):
+            continue
+        if isinstance(a, _np.ndarray):
+            if not _np.isfinite(a).all():
+                return False
+        else:   # a CuPy array: keep the flag on the GPU, one synchronisation below
+            if xp is None:
+                xp = __import__(type(a).__module__.split(".")[0])
+            dev_flags.append(xp.isfinite(a).all())
+    if dev_flags:
+        return bool(xp.stack(dev_flags).all())
+    return True
+
+
+class LossScaleOptimizer(Optimizer):
+    """Mirrors ``tf.keras.mixed_precision.LossScaleOptimizer(inner_optimizer, dynamic=True,
+    initial_scale=None, dynamic_growth_steps=None)`` (TF 2.4).
+
+    * ``dynamic=True``: the scale starts at ``initial_scale`` (default ``2**15``), halves on a
+      step with non-finite gradients (the step is skipped, the scale never goes below 1) and
+      doubles after ``dynamic_growth_steps`` (default 2000) finite steps in a row.
+    * ``dynamic=False``: a fixed scale, ``initial_scale`` (required, at least 1); no step is
+      skipped (TF 2.4's ``FixedLossScale``).
+
+    ``minimize(loss, var_list, tape=)`` scales the loss, takes the gradients, unscales them and
+    applies them; ``apply_gradients`` takes gradients that are already unscaled (use
+    :meth:`get_scaled_loss` and :meth:`get_unscaled_gradients` around your own ``tape.gradient``),
+    checks them and skips the step when one is not finite (dynamic scale). ``learning_rate``,
+    ``iterations``, slots, weights and the inner optimizer's hyperparameters (``beta_1``,
+    ``momentum``, ...) are the inner optimizer's.
+    """
+
+    def __init__(self, inner_optimizer, dynamic=True, initial_scale=None,
+                 dynamic_growth_steps=None):
+        if isinstance(inner_optimizer, LossScaleOptimizer):
+            raise TypeError(f"LossScaleOptimizer cannot wrap another LossScaleOptimizer, but got: "
+                            f"{inner_optimizer!r}")
+        if not isinstance(inner_optimizer, Optimizer):
+            raise TypeError(f'"inner_optimizer" must be an instance of '
+                            f'tnp_train.optimizers.Optimizer, but got: {inner_optimizer!r}')
+        if not isinstance(dynamic, bool):
+            raise TypeError(f'"dynamic" argument to LossScaleOptimizer.__init__ must be a bool, '
+                            f'but got: {dynamic!r}')
+        if dynamic:
+            if initial_scale is None:
+                initial_scale = _DEFAULT_INITIAL_SCALE
+            if dynamic_growth_steps is None:
+                dynamic_growth_steps = _DEFAULT_GROWTH_STEPS
+            if isinstance(dynamic_growth_steps, bool) or \
+                    not isinstance(dynamic_growth_steps, numbers.Integral) or dynamic_growth_steps < 1:
+                raise ValueError(f"LossScaleOptimizer: dynamic_growth_steps must be an integer "
+                                 f">= 1, got {dynamic_growth_steps!r}")
+            dynamic_growth_steps = int(dynamic_growth_steps)
+        else:
+            if initial_scale is None:
+                raise ValueError('"initial_scale" must be specified if "dynamic" is False')
+            if dynamic_growth_steps is not None:
+                raise ValueError(f'"dynamic_growth_steps" must be None if "dynamic" is False, '
+                                 f'but got: {dynamic_growth_steps!r}')
+        if isinstance(initial_scale, bool) or not isinstance(initial_scale, numbers.Real) or \
+                not math.isfinite(initial_scale) or initial_scale <= 0 or initial_scale > _F32_MAX:
+            raise ValueError(f"LossScaleOptimizer: initial_scale must be a finite positive number "
+                             f"(float32), got {initial_scale!r}")
+        if not dynamic and initial_scale < 1:
+            raise ValueError(f"LossScaleOptimizer: a fixed initial_scale must be at least 1, got "
+                             f"{initial_scale!r}")
+        d = self.__dict__
+        d["_inner"] = inner_optimizer
+        d["_name"] = "LossScaleOptimizer"
+        d["_dynamic"] = dynamic
+        d["_initial_scale"] = float(initial_scale)
+        d["_growth_steps"] = dynamic_growth_steps
+        d["_loss_scale"] = Variable(_np.float32(initial_scale), trainable=False,
+                                    name="LossScaleOptimizer/loss_scale", dtype="float32",
+                                    device="cpu")
+        d["_good_steps"] = Variable(_np.int64(0), trainable=False,
+                                    name="LossScaleOptimizer/good_steps", dtype="int64",
+                                    device="cpu")
+
+    # ================================================================ attribute delegation
+    def __getattr__(self, name):
+        # only reached when normal lookup fails: the inner optimizer's public attributes
+        # (hyperparameters such as beta_1, momentum, clipnorm, weight_decay...)
+        inner = self.__dict__.get("_inner")
+        if inner is None or name.startswith("_"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return getattr(inner, name)
+
+    def __setattr__(self, name, value):
+        inner = self.__dict__.get("_inner")
+        if inner is not None and not name.startswith("_") and not hasattr(type(self), name) \
+                and name not in self.__dict__ and hasattr(inner, name):
+            setattr(inner, name, value)     # a hyperparameter of the inner optimizer
+        else:
+            object.__setattr__(self, name, value)
+
+    # ================================================================ loss-scale API
+    @property
+    def inner_optimizer(self):
+        """The optimizer this one wraps."""
+        return self._inner
+
+    @property
+    def dynamic(self):
+        """Whether the loss scale is updated dynamically."""
+        return self._dynamic
+
+    @property
+    def loss_scale(self):
+        """The current loss scale, a float32 scalar (a snapshot of the state variable)."""
+        return self._loss_scale.value()
+
+    @property
+    def dynamic_counter(self):
+        """Finite steps since the scale last changed (int64 scalar); None for a fixed scale."""
+        return self._good_steps.value() if self._dynamic else None
+
+    @property
+    def initial_scale(self):
+        """The scale the optimizer was created with (a float)."""
+        return self._initial_scale
+
+    @property
+    def dynamic_growth_steps(self):
+        """Finite steps in a row after which the scale doubles; None for a fixed scale."""
+        return self._growth_steps
+
+    def _scale(self):
+        return float(self._loss_scale._a)
+
+    def get_scaled_loss(self, loss):
+        """``loss * loss_scale`` (recorded on the tapes following ``loss``); a callable
+        ``loss`` gives a callable. The scale is cast to the loss's dtype, as TF 2.4 does."""
+        if callable(loss) and not isinstance(loss, (ndarray, _np.ndarray)):
+            def scaled():
+                return self.get_scaled_loss(loss())
+            return scaled
+        if not isinstance(loss, ndarray):
+            loss = tnp.asarray(loss)
+        return loss * tnp.asarray(self._scale(), dtype=loss.dtype, device=loss._dev) \
+            if _is_floating(loss.dtype) else loss * self._scale()
+
+    def get_unscaled_gradients(self, grads):
+        """Each gradient divided by the loss scale (multiplied by its reciprocal, in the
+        gradient's dtype); None entries pass through. Differentiable (tnp operations)."""
+        recip = 1.0 / self._scale()
+        out = []
+        for g in grads:
+            if g is None:
+                out.append(None)
+                continue
+            if not isinstance(g, ndarray):
+                g = tnp.asarray(g)
+            out.append(g * tnp.asarray(recip, dtype=g.dtype, device=g._dev))
+        return out
+
+    def _unscale_fast(self, grads):
+        """:meth:`get_unscaled_gradients` on the backend arrays (not recorded): minimize's path."""
+        recip = 1.0 / self._scale()
+        out = []
+        for g in grads:
+            if g is None:
+                out.append(None)
+                continue
+            if not isinstance(g, ndarray):
+                g = tnp.asarray(g)
+            a = g._a
+            out.append(wrap(a * a.dtype.type(recip), g._dev) if _is_floating(a.dtype)
+                       else g * recip)
+        return out
+
+    def _update_scale(self, finite):
+        """The dynamic loss-scale state machine (TF 2.4's DynamicLossScale.update)."""
+        if not self._dynamic:
+            return
+        s, c = self._loss_scale._a, self._good_steps._a
+        if finite:
+            n = int(c) + 1
+            if n >= self._growth_steps:
+                new = float(s) * _MULTIPLIER
+                if new <= _F32_MAX:           # a doubled scale that overflows is not taken
+                    s[...] = new
+                    bump_version(s)
+                n = 0
+            c[...] = n
+        else:
+            s[...] = max(float(s) / _MULTIPLIER, 1.0)
+            bump_version(s)
+            c[...] = 0
+        bump_version(c)
+
+    # ================================================================ the update
+    def _pairs(self, grads_and_vars):
+        """Validated (gradient, variable) pairs, gradients converted to the variables' dtypes;
+        None gradients dropped (the base class's checks and messages)."""
+        inner = self._inner
+        pairs, n_given = [], 0
+        for gv in grads_and_vars:
+            n_given += 1
+            try:
+                g, v = gv
+            except (TypeError, ValueError):
+                raise TypeError(f"{self._name}.apply_gradients: expected (gradient, variable) "
+                                f"pairs, got {gv!r}") from None
+            if not isinstance(v, Variable):
+                raise TypeError(f"{self._name}.apply_gradients: expected tt.Variable, got "
+                                f"{type(v).__name__}")
+            if g is not None:
+                pairs.append((inner._gradient(g, v), v))
+        if not n_given:
+            raise ValueError(f"{self._name}.apply_gradients: no (gradient, variable) pairs")
+        if not pairs:
+            raise ValueError(f"{self._name}.apply_gradients: no gradients provided for any "
+                             f"variable")
+        return pairs
+
+    def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
+        """Mirrors ``LossScaleOptimizer.apply_gradients(grads_and_vars, name=None,
+        experimental_aggregate_gradients=True)`` (TF 2.4): the gradients are already unscaled.
+        Aggregates them (the inner optimizer's aggregator), then, with a dynamic scale, skips
+        the step if one is not finite and updates the scale. Returns the inner ``iterations``."""
+        inner = self._inner
+        pairs = self._pairs(grads_and_vars)
+        if experimental_aggregate_gradients:
+            pairs = list(inner.gradient_aggregator(pairs))
+        if self._dynamic:
+            finite = _all_finite([g._a if isinstance(g, ndarray) else _np.asarray(g)
+                                  for g, _ in pairs if g is not None])
+        else:
+            finite = True
+        if finite:
+            inner.apply_gradients(pairs, name=name, experimental_aggregate_gradients=False)
+        self._update_scale(finite)
+        return inner.iterations
+
+    def minimize(self, loss, var_list, grad_loss=None, name=None, tape=None):
+        """Mirrors ``Optimizer.minimize(loss, var_list, grad_loss=None, name=None, tape=None)``:
+        ``loss`` (a value recorded on ``tape``, or a no-argument callable) is scaled, the
+        gradients of the scaled loss are taken and unscaled, then :meth:`apply_gradients`."""
+        if tape is None:
+            if not callable(loss):
+                raise ValueError(f"{self._name}.minimize: `tape` is required when `loss` is a "
+                                 f"value rather than a callable")
+            with GradientTape() as tape:
+                if not callable(var_list):
+                    var_list = list(var_list)
+                    tape.watch(var_list)
+                loss = loss()
+                if callable(var_list):
+                    var_list = list(var_list())
+                    tape.watch(var_list)
+                scaled = self.get_scaled_loss(loss)
+        else:
+            if callable(var_list):
+                var_list = var_list()
+            # recorded: the tape follows the loss until its first gradient call
+            scaled = self.get_scaled_loss(loss)
+        var_list = list(var_list)
+        grads = tape.gradient(scaled, var_list, output_gradients=grad_loss)
+        grads = self._unscale_fast(grads)
+        return self.apply_gradients(zip(grads, var_list), name=name)
+
+    def update_step(self, gradient, variable, learning_rate):
+        raise NotImplementedError("LossScaleOptimizer updates through its inner optimizer")
+
+    def aggregate_gradients(self, grads_and_vars):
+        return self._inner.aggregate_gradients(grads_and_vars)
+
+    # ================================================================ delegated state
+    @property
+    def learning_rate(self):
+        """The inner optimizer's learning rate (settable)."""
+        return self._inner.learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        self._inner.learning_rate = value
+
+    lr = learning_rate
+
+    @property
+    def iterations(self):
+        """The inner optimizer's step counter (not incremented by a skipped step)."""
+        return self._inner.iterations
+
+    @iterations.setter
+    def iterations(self, value):
+        self._inner.iterations = value
+
+    def add_slot(self, var, slot_name, initializer="zeros", shape=None):
+        return self._inner.add_slot(var, slot_name, initializer=initializer, shape=shape)
+
+    def get_slot(self, var, slot_name):
+        return self._inner.get_slot(var, slot_name)
+
+    def get_slot_names(self):
+        return self._inner.get_slot_names()
+
+    def variables(self):
+        """The inner optimizer's variables (as TF 2.4; the loss-scale state is checkpointed
+        through :meth:`_trackable_children`, not listed here)."""
+        return self._inner.variables()
+
+    @property
+    def weights(self):
+        return self._inner.weights
+
+    def get_weights(self):
+        return self._inner.get_weights()
+
+    def set_weights(self, weights):
+        return self._inner.set_weights(weights)
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        return self._inner.exclude_from_weight_decay(var_list=var_list, var_names=var_names)
+
+    # ================================================================ checkpoint hooks
+    def _trackable_children(self):
+        return {"inner_optimizer": self._inner, "loss_scale": self._loss_scale,
+                "good_steps": self._good_steps}
+
+    def _slot_variables(self):
+        return self._inner._slot_variables()
+
+    def _restore_slot(self, variable, slot_name, value):
+        return self._inner._restore_slot(variable, slot_name, value)
+
+    # ================================================================ config
+    def get_config(self):
+        """TF 2.4's config: the serialized inner optimizer and the loss-scale arguments."""
+        from .. import optimizers as _optimizers
+        return {"inner_optimizer": _optimizers.serialize(self._inner), "dynamic": self._dynamic,
+                "initial_scale": self._initial_scale,
+                "dynamic_growth_steps": self._growth_steps}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from .. import optimizers as _optimizers
+        config = dict(config)
+        inner = config.pop("inner_optimizer")
+        if isinstance(inner, dict):
+            inner = _optimizers.deserialize(inner, custom_objects=custom_objects)
+        return cls(inner, **config)
+
+    def __repr__(self):
+        return (f"<tt.mixed_precision.LossScaleOptimizer of {self._inner!r}, "
+                f"{'dynamic' if self._dynamic else 'fixed'} scale {self._scale():g}>")

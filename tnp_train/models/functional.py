@@ -1,0 +1,288 @@
+"""``Functional``: a model that is a graph of layer calls, from ``tt.Input``s to outputs.
+
+The graph is the nodes the layers recorded when called on :class:`KerasTensor`s. Running the
+model replays the nodes in topological order on arrays; masks travel beside the values.
+Several inputs and outputs (lists or dicts), shared layers (one layer, several nodes) and
+nested models work as in ``tf.keras``. ``get_config`` writes the graph as JSON; ``from_config``
+rebuilds it.
+"""
+from __future__ import annotations
+
+import tnp
+
+from ..layers.base import Layer
+from ..layers.core import InputLayer
+from ..layers.keras_tensor import KerasTensor, flatten, pack_like
+from ..layers import serialization as _ser
+from .model import Model
+
+__all__ = ["Functional"]
+
+
+def _topo_nodes(outputs):
+    """Nodes needed for ``outputs``, inputs first."""
+    order, seen = [], set()
+
+    def visit(t):
+        node = t._node
+        if node is None:
+            raise ValueError(f"Output tensors of a Functional model must be the output of a layer "
+                             f"(got {t!r})")
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        for inp in node.inputs:
+            visit(inp)
+        order.append(node)
+    for t in outputs:
+        visit(t)
+    return order
+
+
+class Functional(Model):
+    """``tt.Model(inputs, outputs, name=None)``."""
+
+    def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs):
+        from ..layers.base import unique_name
+        Layer.__init__(self, name=name or unique_name("model"), trainable=trainable, **kwargs)
+        self._init_trainer()
+        self._build_graph(inputs, outputs)
+
+    def _build_graph(self, inputs, outputs):
+        if isinstance(inputs, dict):
+            flat_in = list(inputs.values())
+        else:
+            flat_in = flatten(inputs)
+        for t in flat_in:
+            if not isinstance(t, KerasTensor) or not isinstance(t._node.layer, InputLayer):
+                raise ValueError(f"Input tensors to a Functional model must come from `tt.Input`. "
+                                 f"Received: {t!r}")
+        flat_out = flatten(outputs)
+        for t in flat_out:
+            if not isinstance(t, KerasTensor):
+                raise ValueError(f"Output tensors of a Functional model must be the output of a "
+                                 f"layer, got {type(t).__name__}")
+        self._nested_inputs = inputs
+        self._nested_outputs = outputs
+        self._flat_inputs = flat_in
+        self._flat_outputs = flat_out
+        nodes = _topo_nodes(flat_out)
+        input_ids = {id(t) for t in flat_in}
+        for node in nodes:
+            if isinstance(node.layer, InputLayer) and id(node.outputs) not in input_ids:
+                raise ValueError(f"Graph disconnected: cannot obtain value for tensor "
+                                 f"{node.outputs!r} at layer \"{node.layer.name}\". The following "
+                                 f"previous layers were accessed without issue: "
+                                 f"{[n.layer.name for n in nodes if n is not node][:5]}")
+        self._nodes = [n for n in nodes if not isinstance(n.layer, InputLayer)]
+        layers = []
+        for t in flat_in:
+            if all(t._node.layer is not l for l in layers):
+                layers.append(t._node.layer)
+        for n in self._nodes:
+            if all(n.layer is not l for l in layers):
+                layers.append(n.layer)
+        self._layers = layers
+        for i, layer in enumerate(layers):
+            self._track_layer(layer, f"layer-{i}")
+        self._mask_layers = {id(l) for l in layers if type(l).compute_mask is not Layer.compute_mask
+                             or l.supports_masking}
+        self.built = True
+        self._output_shape_cache = pack_like(outputs, [t.shape for t in flat_out])
+
+    @property
+    def layers(self):
+        return list(self._layers)
+
+    @property
+    def inputs(self):
+        return list(self._flat_inputs)
+
+    @property
+    def outputs(self):
+        return list(self._flat_outputs)
+
+    @property
+    def input_names(self):
+        return [t._node.layer.name for t in self._flat_inputs]
+
+    @property
+    def output_names(self):
+        return self._output_names()
+
+    @property
+    def input_shape(self):
+        shapes = [t.shape for t in self._flat_inputs]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    def _convert_inputs(self, inputs):
+        return inputs   # each layer casts to its own compute dtype
+
+    def _flatten_inputs(self, inputs):
+        n = len(self._flat_inputs)
+        if isinstance(inputs, dict):
+            names = self.input_names
+            if isinstance(self._nested_inputs, dict):
+                keys = list(self._nested_inputs)
+                missing = [k for k in keys if k not in inputs]
+                if missing:
+                    raise ValueError(f"{self.name}: missing inputs {missing}; got {sorted(inputs)}")
+                return [inputs[k] for k in keys]
+            missing = [k for k in names if k not in inputs]
+            if missing:
+                raise ValueError(f"{self.name}: missing inputs {missing} (inputs are matched by "
+                                 f"the Input names {names}); got {sorted(inputs)}")
+            return [inputs[k] for k in names]
+        flat = list(inputs) if isinstance(inputs, (list, tuple)) and n > 1 else [inputs]
+        if isinstance(inputs, (list, tuple)) and n == 1 and len(inputs) == 1:
+            flat = [inputs[0]]
+        if len(flat) != n:
+            raise ValueError(f"Layer \"{self.name}\" expects {n} input(s), but it received "
+                             f"{len(flat)} input tensors.")
+        return flat
+
+    def call(self, inputs, training=None, mask=None):
+        flat = self._flatten_inputs(inputs)
+        values, masks = {}, {}
+        for t, x in zip(self._flat_inputs, flat):
+            if not isinstance(x, tnp.ndarray):
+                x = tnp.asarray(x)
+            if t.dtype != x.dtype.name and x.dtype.kind == "f" and _np_kind(t.dtype) == "f":
+                x = x.astype(t.dtype)
+            if x.ndim != len(t.shape) or any(d is not None and d != s for d, s in zip(t.shape, x.shape)):
+                raise ValueError(f"Input 0 of layer \"{self.name}\" is incompatible with the layer: "
+                                 f"expected shape={t.shape}, found shape={tuple(x.shape)}")
+            values[id(t)] = x
+        if mask is not None:
+            for t, m in zip(self._flat_inputs, flatten(mask)):
+                if m is not None:
+                    masks[id(t)] = m
+        for node in self._nodes:
+            layer = node.layer
+            leaves = flatten((node.args, node.kwargs))
+            concrete = pack_like((node.args, node.kwargs),
+                                 [values[id(v)] if isinstance(v, KerasTensor) else v for v in leaves])
+            args, kwargs = concrete[0], dict(concrete[1])
+            first = flatten(node.args[0]) if node.args else []
+            in_masks = [masks.get(id(t)) if isinstance(t, KerasTensor) else None for t in first]
+            has_mask = any(m is not None for m in in_masks)
+            if has_mask and layer._call_takes_mask and "mask" not in kwargs:
+                kwargs["mask"] = in_masks[0] if len(in_masks) == 1 else in_masks
+            if "training" not in kwargs or kwargs["training"] is None:
+                kwargs["training"] = training
+            out = layer(*args, **kwargs)
+            out_leaves = flatten(out)
+            for t, o in zip(flatten(node.outputs), out_leaves):
+                values[id(t)] = o
+            if id(layer) in self._mask_layers and (has_mask or
+                                                   type(layer).compute_mask is not Layer.compute_mask):
+                m = layer.compute_mask(args[0], in_masks[0] if len(in_masks) == 1 else
+                                       (in_masks if has_mask else None))
+                if m is not None:
+                    for t in flatten(node.outputs):
+                        masks[id(t)] = m if not isinstance(m, (list, tuple)) else m[0]
+        outs = [values[id(t)] for t in self._flat_outputs]
+        return pack_like(self._nested_outputs, outs)
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
+    # ------------------------------------------------------------------ config
+    def get_config(self):
+        mine = {id(n) for n in self._nodes}
+        node_index = {}   # a node's position among this model's nodes of its layer
+        for layer in self._layers:
+            k = 0
+            for n in layer._inbound_nodes:
+                if id(n) in mine or isinstance(layer, InputLayer):
+                    node_index[id(n)] = k
+                    k += 1
+
+        def ref(t):
+            return {"__keras_tensor__": [t._node.layer.name, node_index[id(t._node)], t._index]}
+
+        def enc(x):
+            if isinstance(x, KerasTensor):
+                return ref(x)
+            if isinstance(x, (list, tuple)):
+                return [enc(e) for e in x]
+            if isinstance(x, dict):
+                return {k: enc(v) for k, v in x.items()}
+            if x is None or isinstance(x, (bool, int, float, str)):
+                return x
+            raise ValueError(f"{self.name}.get_config: cannot serialize the call argument {x!r}")
+
+        layers = []
+        for layer in self._layers:
+            inbound = [{"args": enc(list(n.args)), "kwargs": enc(n.kwargs)}
+                       for n in layer._inbound_nodes if id(n) in mine]
+            layers.append({"class_name": _ser.get_registered_name(type(layer)),
+                           "config": layer.get_config(), "name": layer.name,
+                           "inbound_nodes": inbound})
+        return {"name": self.name, "trainable": self.trainable, "layers": layers,
+                "input_layers": enc(self._nested_inputs),
+                "output_layers": enc(self._nested_outputs)}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        created = {}
+        for spec in config["layers"]:
+            layer = _ser.deserialize({"class_name": spec["class_name"], "config": spec["config"]},
+                                     custom_objects)
+            created[spec["name"]] = layer
+        node_outputs = {}   # (layer name, node index) -> outputs
+        for name, layer in created.items():
+            if isinstance(layer, InputLayer):
+                node_outputs[(name, 0)] = layer._output_tensor
+
+        def resolvable(x):
+            if isinstance(x, dict) and "__keras_tensor__" in x:
+                n, i, _ = x["__keras_tensor__"]
+                return (n, i) in node_outputs
+            if isinstance(x, list):
+                return all(resolvable(e) for e in x)
+            if isinstance(x, dict):
+                return all(resolvable(v) for v in x.values())
+            return True
+
+        def dec(x):
+            if isinstance(x, dict) and "__keras_tensor__" in x:
+                n, i, j = x["__keras_tensor__"]
+                return flatten(node_outputs[(n, i)])[j]
+            if isinstance(x, list):
+                return [dec(e) for e in x]
+            if isinstance(x, dict):
+                return {k: dec(v) for k, v in x.items()}
+            return x
+
+        pending = [(spec["name"], k, node) for spec in config["layers"]
+                   for k, node in enumerate(spec["inbound_nodes"])]
+        counters = {}
+        while pending:
+            progressed = False
+            rest = []
+            for name, k, node in pending:
+                if counters.get(name, 0) == k and resolvable(node["args"]) and \
+                        resolvable(node["kwargs"]):
+                    layer = created[name]
+                    out = layer(*dec(node["args"]), **dec(node["kwargs"]))
+                    idx = counters.get(name, 0)
+                    counters[name] = idx + 1
+                    node_outputs[(name, idx)] = out
+                    progressed = True
+                else:
+                    rest.append((name, k, node))
+            if not progressed:
+                raise ValueError(f"Functional.from_config: cannot resolve the inputs of layers "
+                                 f"{[n for n, _, _ in rest]}")
+            pending = rest
+        return cls(dec(config["input_layers"]), dec(config["output_layers"]), name=config.get("name"),
+                   trainable=config.get("trainable", True))
+
+
+def _np_kind(dtype):
+    import numpy as _np
+    try:
+        return _np.dtype(dtype).kind
+    except TypeError:
+        return "f" if "float" in str(dtype) else "?"

@@ -1,0 +1,134 @@
+"""``tt.Model``: a layer with the training API, created three ways, as in ``tf.keras``:
+
+* functional — ``tt.Model(inputs, outputs)`` (returns a :class:`Functional`);
+* subclassed — ``class MyModel(tt.Model)`` with layers as attributes and a ``call``;
+* ``tt.Sequential`` (a :class:`Functional` once its input shape is known).
+"""
+from __future__ import annotations
+
+from ..layers.base import Layer
+from ..trainers.trainer import Trainer
+
+__all__ = ["Model"]
+
+
+class Model(Trainer, Layer):
+    """Mirrors ``tf.keras.Model``."""
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Model and (len(args) >= 2 or "inputs" in kwargs or "outputs" in kwargs):
+            from .functional import Functional
+            return Functional.__new__(Functional)
+        return object.__new__(cls)
+
+    def __init__(self, *args, **kwargs):
+        if type(self).__name__ == "Functional" or (args or "inputs" in kwargs):
+            from .functional import Functional
+            if not isinstance(self, Functional):
+                # a subclass of Model given inputs/outputs: build the graph in place (Keras
+                # allows subclassing a functional model)
+                raise TypeError(f"{type(self).__name__}: pass inputs/outputs to tt.Model itself, "
+                                f"or subclass tt.Model and define call()")
+            Functional.__init__(self, *args, **kwargs)
+            return
+        allowed = {"name", "trainable", "dtype", "autocast", "dynamic"}
+        unknown = set(kwargs) - allowed
+        if unknown:
+            raise TypeError(f"Model: unexpected keyword arguments {sorted(unknown)}")
+        Layer.__init__(self, **kwargs)
+        self._init_trainer()
+
+    def call(self, inputs, training=None, mask=None):
+        raise NotImplementedError(f"Model {self.name}: a subclassed model must implement call() "
+                                  f"(or be created as tt.Model(inputs, outputs))")
+
+    @property
+    def layers(self):
+        return list(self._sublayers)
+
+    def get_layer(self, name=None, index=None):
+        """A layer by ``name`` or by ``index`` in ``layers``."""
+        if index is not None and name is not None:
+            raise ValueError("Provide only a layer name or a layer index, not both")
+        if index is not None:
+            if len(self.layers) <= index:
+                raise ValueError(f"Was asked to retrieve layer at index {index} but model only "
+                                 f"has {len(self.layers)} layers.")
+            return self.layers[index]
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: "
+                         f"{[l.name for l in self.layers]}.")
+
+    def build(self, input_shape):
+        """Build a subclassed model by calling it on zeros of ``input_shape``."""
+        if self.built:
+            return
+        import tnp
+        from ..layers.base import _ctx
+        shapes = input_shape
+        if isinstance(shapes, tuple) and (not shapes or not isinstance(shapes[0], (tuple, list))):
+            shapes = [shapes]
+            single = True
+        else:
+            single = False
+        if any(d is None for s in shapes for d in s[1:]):
+            raise ValueError(f"{self.name}.build: cannot build with unknown non-batch dimensions "
+                             f"{input_shape}; call the model on data instead")
+        xs = [tnp.zeros(tuple(1 if d is None else d for d in s), dtype=self.compute_dtype)
+              for s in shapes]
+        self.built = True     # call() runs the sub-layers' own builds
+        outer = getattr(_ctx, "depth", 0)
+        _ctx.depth = outer + 1
+        try:
+            self.call(xs[0] if single else xs)
+        finally:
+            _ctx.depth = outer
+
+    # ------------------------------------------------------------------ saving
+    def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None,
+             signatures=None, options=None, save_traces=True):
+        """Config (JSON) + weights (+ optimizer state) in a directory; no pickle."""
+        from ..checkpoint.saving import save_model
+        return save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+
+    def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
+        from ..checkpoint.saving import save_weights
+        return save_weights(self, filepath, overwrite=overwrite)
+
+    def load_weights(self, filepath, by_name=False, skip_mismatch=False, options=None):
+        from ..checkpoint.saving import load_weights
+        if by_name:
+            raise NotImplementedError("load_weights(by_name=True) is for HDF5 files, which tnp_train "
+                                      "does not write")
+        return load_weights(self, filepath, skip_mismatch=skip_mismatch)
+
+    def _trackable_children(self):
+        out = Layer._trackable_children(self)
+        return out
+
+    # ------------------------------------------------------------------ summary
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
+                show_trainable=False):
+        """Print the layers, their output shapes and parameter counts (``Model.summary``)."""
+        from .summary import print_summary
+        if not self.built:
+            raise ValueError("This model has not yet been built. Build the model first by "
+                             "calling `build()` or by calling the model on a batch of data.")
+        print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
+
+    def get_config(self):
+        raise NotImplementedError(f"{type(self).__name__} is a subclassed model: implement "
+                                  f"get_config() (and from_config) to save it with model.save; "
+                                  f"save_weights works without")
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from .functional import Functional
+        if "layers" in config and "input_layers" in config:
+            return Functional.from_config(config, custom_objects=custom_objects)
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"

@@ -1,0 +1,77 @@
+"""``dense(x, kernel, bias, activation)``: ``act(x @ kernel + bias)`` as one tape node.
+
+The forward is one GEMM with the bias added and ReLU applied in place on its result; the
+backward is the two GEMMs and a column sum, with ReLU's mask taken from the saved output. On
+float16/bfloat16 inputs the GEMM runs in float32 and the result is cast back, as tensor cores
+accumulate. Any other activation is applied after, as ordinary (differentiated) tnp code.
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+import tnp
+from tnp._core.ndarray import wrap
+
+from ..autodiff.tape import _CustomRule, needs_gradient, record_custom, recording
+
+__all__ = ["dense"]
+
+_LOW = (_np.dtype("float16"), _np.dtype(tnp.bfloat16))
+
+
+def dense(x, kernel, bias=None, relu=False):
+    """``x @ kernel (+ bias)``, ReLU'd when ``relu``; differentiable in all three arrays."""
+    dev = x._dev
+    if kernel._dev is not dev or (bias is not None and bias._dev is not dev):
+        raise ValueError(f"dense: inputs on {dev}, kernel on {kernel._dev}"
+                         + (f", bias on {bias._dev}" if bias is not None else ""))
+    xa, wa = x._a, kernel._a
+    ba = bias._a if bias is not None else None
+    out_dtype = _np.result_type(xa.dtype, wa.dtype)
+    low = out_dtype in _LOW
+    if low:
+        xa32, wa32 = xa.astype(_np.float32), wa.astype(_np.float32)
+    else:
+        xa32, wa32 = xa, wa
+    lead = xa.shape[:-1]
+    x2 = xa32.reshape(-1, xa.shape[-1]) if xa.ndim != 2 else xa32
+    y = x2 @ wa32
+    if ba is not None:
+        y += ba
+    if relu:
+        xp = dev.backend.xp
+        xp.maximum(y, 0, out=y)
+    if low:
+        y = y.astype(out_dtype)
+    if xa.ndim != 2:
+        y = y.reshape(lead + (wa.shape[-1],))
+    out = wrap(y, dev)
+    if recording():
+        args = (x, kernel) if bias is None else (x, kernel, bias)
+        need_dx = needs_gradient((x,))[0]
+        record_custom(args, out, _CustomRule(_make_backward(xa, wa, y, relu, bias is not None,
+                                                            need_dx, dev)))
+    return out
+
+
+def _make_backward(xa, wa, y, relu, has_bias, need_dx, dev):
+    def backward(g):
+        ga = g._a if isinstance(g, tnp.ndarray) else _np.asarray(g)
+        low = ga.dtype in _LOW or wa.dtype in _LOW
+        if relu:
+            ga = ga * (y > 0)
+        g2 = ga.reshape(-1, ga.shape[-1])
+        x2 = xa.reshape(-1, xa.shape[-1])
+        if low:
+            g32, x32, w32 = g2.astype(_np.float32), x2.astype(_np.float32), wa.astype(_np.float32)
+        else:
+            g32, x32, w32 = g2, x2, wa
+        dw = x32.T @ g32
+        # the inputs' cotangent only when a tape tracks them (not for the data batch)
+        dx = wrap((g32 @ w32.T).astype(xa.dtype, copy=False).reshape(xa.shape), dev) \
+            if need_dx else None
+        out = [dx, wrap(dw.astype(wa.dtype, copy=False), dev)]
+        if has_bias:
+            out.append(wrap(g32.sum(axis=0).astype(wa.dtype, copy=False), dev))
+        return tuple(out)
+    return backward

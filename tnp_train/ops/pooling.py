@@ -1,0 +1,318 @@
+"""Max and average pooling kernels (channels-last), one tape node each, hand-written backward.
+
+Max pooling saves the position of each window's maximum (the first one on ties, as TensorFlow
+and PyTorch route the gradient), so its backward is a scatter. Average pooling with ``"same"``
+padding divides by the number of real (unpadded) elements of each window, as Keras does.
+1-D pooling runs the 2-D kernels on a height-1 view. Numba on NumPy arrays; a shifted-slices
+path written against the array module serves CuPy (and is tested on the CPU too).
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+from ..autodiff import custom_gradient as _custom_gradient
+from . import conv as _conv
+from .conv import LazyGrads, _njit, _out, _unwrap, check_first_order, memo_grad_fn
+
+__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "pool_output_length"]
+
+
+def pool_output_length(length, pool, stride, padding):
+    if length is None:
+        return None
+    if padding == "valid":
+        return (length - pool) // stride + 1 if length >= pool else 0
+    if padding == "same":
+        return -(-length // stride)
+    raise ValueError(f"padding must be 'valid' or 'same', got {padding!r}")
+
+
+# ----------------------------------------------------------------------------- Numba kernels
+@_njit
+def _maxpool_fwd_nb(x, y, idx, PH, PW, sh, sw, pt, pl):
+    """y = window maxima, idx = flat position ih * W + iw of the first maximum (a NaN wins)."""
+    N, H, W, C = x.shape
+    OH, OW = y.shape[1], y.shape[2]
+    for n in range(N):
+        for oh in range(OH):
+            h0 = oh * sh - pt
+            for ow in range(OW):
+                w0 = ow * sw - pl
+                first = True
+                for i in range(PH):
+                    ih = h0 + i
+                    if ih < 0 or ih >= H:
+                        continue
+                    for j in range(PW):
+                        iw = w0 + j
+                        if iw < 0 or iw >= W:
+                            continue
+                        p = ih * W + iw
+                        if first:
+                            for c in range(C):
+                                y[n, oh, ow, c] = x[n, ih, iw, c]
+                                idx[n, oh, ow, c] = p
+                            first = False
+                        else:
+                            for c in range(C):   # selects, not branches: 2.5x faster
+                                v = x[n, ih, iw, c]
+                                b = y[n, oh, ow, c]
+                                k = idx[n, oh, ow, c]
+                                t = (v > b) | (v != v)
+                                y[n, oh, ow, c] = v if t else b
+                                idx[n, oh, ow, c] = p if t else k
+
+
+@_njit
+def _maxpool_bwd_nb(dy, idx, dx):
+    """dx: (N, H*W, C) zeros; adds dy at the saved positions."""
+    N, OH, OW, C = dy.shape
+    for n in range(N):
+        for oh in range(OH):
+            for ow in range(OW):
+                for c in range(C):
+                    dx[n, idx[n, oh, ow, c], c] += dy[n, oh, ow, c]
+
+
+@_njit
+def _maxpool_bwd_tiled_nb(dy, idx, dx, PH, PW, zero):
+    """Windows that tile the input exactly (stride == pool, no padding): every element of dx
+    (N, H*W, C) is written once, in memory order, so it needs no zeroing. zero: (1,) zeros."""
+    N, OH, OW, C = dy.shape
+    W = OW * PW
+    z = zero[0]
+    for n in range(N):
+        for oh in range(OH):
+            for i in range(PH):
+                ih = oh * PH + i
+                for ow in range(OW):
+                    for j in range(PW):
+                        p = ih * W + ow * PW + j
+                        for c in range(C):
+                            dx[n, p, c] = dy[n, oh, ow, c] if idx[n, oh, ow, c] == p else z
+
+
+@_njit
+def _avgpool_fwd_nb(x, y, PH, PW, sh, sw, pt, pl):
+    N, H, W, C = x.shape
+    OH, OW = y.shape[1], y.shape[2]
+    for n in range(N):
+        for oh in range(OH):
+            h0 = max(oh * sh - pt, 0)
+            h1 = min(oh * sh - pt + PH, H)
+            for ow in range(OW):
+                w0 = max(ow * sw - pl, 0)
+                w1 = min(ow * sw - pl + PW, W)
+                for c in range(C):
+                    y[n, oh, ow, c] = 0
+                for ih in range(h0, h1):
+                    for iw in range(w0, w1):
+                        for c in range(C):
+                            y[n, oh, ow, c] += x[n, ih, iw, c]
+                cnt = (h1 - h0) * (w1 - w0)
+                if cnt > 0:
+                    inv = 1.0 / cnt
+                    for c in range(C):
+                        y[n, oh, ow, c] = y[n, oh, ow, c] * inv
+
+
+@_njit
+def _avgpool_bwd_nb(dy, dx, PH, PW, sh, sw, pt, pl):
+    N, H, W, C = dx.shape
+    OH, OW = dy.shape[1], dy.shape[2]
+    for n in range(N):
+        for oh in range(OH):
+            h0 = max(oh * sh - pt, 0)
+            h1 = min(oh * sh - pt + PH, H)
+            for ow in range(OW):
+                w0 = max(ow * sw - pl, 0)
+                w1 = min(ow * sw - pl + PW, W)
+                cnt = (h1 - h0) * (w1 - w0)
+                if cnt == 0:
+                    continue
+                inv = 1.0 / cnt
+                for ih in range(h0, h1):
+                    for iw in range(w0, w1):
+                        for c in range(C):
+                            dx[n, ih, iw, c] += dy[n, oh, ow, c] * inv
+
+
+# ----------------------------------------------------------------------------- array-module path
+def _windows(xp, xpad, PH, PW, sh, sw, OH, OW):
+    for i in range(PH):
+        for j in range(PW):
+            yield i, j, xpad[:, i:i + (OH - 1) * sh + 1:sh, j:j + (OW - 1) * sw + 1:sw, :]
+
+
+def _pad_for(H, W, PH, PW, sh, sw, pt, pl, OH, OW):
+    pb = max((OH - 1) * sh + PH - H - pt, 0)
+    pr = max((OW - 1) * sw + PW - W - pl, 0)
+    return ((0, 0), (pt, pb), (pl, pr), (0, 0))
+
+
+def _maxpool_fwd_xp(xp, x, PH, PW, sh, sw, pt, pl, OH, OW):
+    N, H, W, C = x.shape
+    pads = _pad_for(H, W, PH, PW, sh, sw, pt, pl, OH, OW)
+    fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+    xpad = xp.pad(x, pads, constant_values=fill)
+    y = None
+    arg = None
+    for i, j, win in _windows(xp, xpad, PH, PW, sh, sw, OH, OW):
+        k = i * PW + j
+        if y is None:
+            y = win.copy()
+            arg = xp.zeros(y.shape, dtype=xp.int32)
+            continue
+        take = (win > y) | (xp.isnan(win) & ~xp.isnan(y))
+        y = xp.where(take, win, y)
+        arg = xp.where(take, k, arg)
+    return y, arg, pads
+
+
+def _maxpool_bwd_xp(xp, dy, arg, shape, PH, PW, sh, sw, pads, OH, OW):
+    N, H, W, C = shape
+    (_, _), (pt, pb), (pl, pr), _ = pads
+    dxp = xp.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dy.dtype)
+    for i in range(PH):
+        for j in range(PW):
+            k = i * PW + j
+            dxp[:, i:i + (OH - 1) * sh + 1:sh, j:j + (OW - 1) * sw + 1:sw, :] += xp.where(arg == k, dy, 0)
+    return dxp[:, pt:pt + H, pl:pl + W, :]
+
+
+def _counts_xp(xp, H, W, PH, PW, sh, sw, pads, OH, OW, dtype):
+    ones = xp.pad(xp.ones((1, H, W, 1), dtype=dtype), pads)
+    cnt = None
+    for _, _, win in _windows(xp, ones, PH, PW, sh, sw, OH, OW):
+        cnt = win.copy() if cnt is None else cnt + win
+    return cnt
+
+
+# ----------------------------------------------------------------------------- ops
+def _geometry(name, x, pool_size, strides, padding, rank):
+    if len(x.shape) != rank + 2:
+        raise ValueError(f"{name}: expected an input of rank {rank + 2}, got shape {tuple(x.shape)}")
+    if padding not in ("valid", "same"):
+        raise ValueError(f"{name}: padding must be 'valid' or 'same', got {padding!r}")
+    ps = tuple(pool_size)
+    ss = tuple(strides)
+    if any(p <= 0 for p in ps) or any(s <= 0 for s in ss):
+        raise ValueError(f"{name}: pool_size {ps} and strides {ss} must be positive")
+    return ps, ss
+
+
+def max_pool2d(x, pool_size=(2, 2), strides=None, padding="valid"):
+    """NHWC max pooling; one tape node (the gradient goes to each window's first maximum)."""
+    ps = pool_size if isinstance(pool_size, (tuple, list)) else (pool_size, pool_size)
+    ss = ps if strides is None else (strides if isinstance(strides, (tuple, list)) else (strides, strides))
+    return _pool(x, ps, ss, padding, 2, "max", "max_pool2d")
+
+
+def max_pool1d(x, pool_size=2, strides=None, padding="valid"):
+    """NWC max pooling; one tape node."""
+    p = pool_size[0] if isinstance(pool_size, (tuple, list)) else pool_size
+    s = p if strides is None else (strides[0] if isinstance(strides, (tuple, list)) else strides)
+    return _pool(x, (1, p), (1, s), padding, 1, "max", "max_pool1d")
+
+
+def avg_pool2d(x, pool_size=(2, 2), strides=None, padding="valid"):
+    """NHWC average pooling (``"same"``: divides by the count of real elements); one tape node."""
+    ps = pool_size if isinstance(pool_size, (tuple, list)) else (pool_size, pool_size)
+    ss = ps if strides is None else (strides if isinstance(strides, (tuple, list)) else (strides, strides))
+    return _pool(x, ps, ss, padding, 2, "avg", "avg_pool2d")
+
+
+def avg_pool1d(x, pool_size=2, strides=None, padding="valid"):
+    """NWC average pooling; one tape node."""
+    p = pool_size[0] if isinstance(pool_size, (tuple, list)) else pool_size
+    s = p if strides is None else (strides[0] if isinstance(strides, (tuple, list)) else strides)
+    return _pool(x, (1, p), (1, s), padding, 1, "avg", "avg_pool1d")
+
+
+def _pool(x, pool_size, strides, padding, rank, kind, name):
+    (PH, PW), (sh, sw) = _geometry(name, x, pool_size if rank == 2 else pool_size,
+                                   strides, padding, rank)
+
+    def f(xarg):
+        xa, dev, xp = _unwrap(xarg)
+        xshape, xdt = xa.shape, xa.dtype
+        if rank == 1:
+            xa = xa.reshape(xa.shape[0], 1, xa.shape[1], xa.shape[2])
+        N, H, W, C = xa.shape
+        OH = pool_output_length(H, PH, sh, padding)
+        OW = pool_output_length(W, PW, sw, padding)
+        if OH <= 0 or OW <= 0:
+            raise ValueError(f"{name}: an input of shape {tuple(xshape)} is smaller than the pool "
+                             f"{pool_size if rank == 2 else pool_size[1:]}")
+        pt = _conv.same_pads(H, PH, sh)[0] if padding == "same" else 0
+        pl = _conv.same_pads(W, PW, sw)[0] if padding == "same" else 0
+        # max pooling is exact in any float dtype; averages of float16/bfloat16 sum in float32
+        cdt = xdt if (kind == "max" and xdt.kind == "f") or xdt in (_np.float32, _np.float64) \
+            else _np.dtype(_np.float32)
+        xc = xa if xa.dtype == cdt else xa.astype(cdt)
+        fast = _conv._numba_ok(xc) and cdt in (_np.float32, _np.float64)
+        oshape = (N, OW, C) if rank == 1 else (N, OH, OW, C)
+        tiled = (sh, sw) == (PH, PW) and OH * PH == H and OW * PW == W and pt == 0 and pl == 0
+        if kind == "max":
+            if fast:
+                xc = _np.ascontiguousarray(xc)
+                y = _np.empty((N, OH, OW, C), dtype=cdt)
+                idx = _np.empty((N, OH, OW, C), dtype=_np.int32)
+                _maxpool_fwd_nb(xc, y, idx, PH, PW, sh, sw, pt, pl)
+                saved = idx
+            else:
+                y, arg, pads = _maxpool_fwd_xp(xp, xc, PH, PW, sh, sw, pt, pl, OH, OW)
+                saved = (arg, pads)
+        else:
+            if fast:
+                xc = _np.ascontiguousarray(xc)
+                y = _np.empty((N, OH, OW, C), dtype=cdt)
+                _avgpool_fwd_nb(xc, y, PH, PW, sh, sw, pt, pl)
+                saved = None
+            else:
+                pads = _pad_for(H, W, PH, PW, sh, sw, pt, pl, OH, OW)
+                xpad = xp.pad(xc, pads)
+                s = None
+                for _, _, win in _windows(xp, xpad, PH, PW, sh, sw, OH, OW):
+                    s = win.astype(cdt, copy=True) if s is None else s + win
+                cnt = _counts_xp(xp, H, W, PH, PW, sh, sw, pads, OH, OW, cdt)
+                y = s / cnt
+                saved = (cnt, pads)
+        y_out = y.reshape(oshape)
+        if y_out.dtype != xdt:
+            y_out = y_out.astype(xdt)
+
+        def make(dy):
+            check_first_order(name, dy, xarg)
+
+            def dx():
+                d = _unwrap(dy)[0]
+                d = (d if d.dtype == cdt else d.astype(cdt)).reshape(N, OH, OW, C)
+                if kind == "max" and fast and tiled:
+                    g = _np.empty((N, H * W, C), dtype=cdt)
+                    _maxpool_bwd_tiled_nb(_np.ascontiguousarray(d), saved, g, PH, PW,
+                                          _np.zeros(1, dtype=cdt))
+                elif kind == "max" and fast:
+                    g = _np.zeros((N, H * W, C), dtype=cdt)
+                    _maxpool_bwd_nb(_np.ascontiguousarray(d), saved, g)
+                elif kind == "max":
+                    g = _maxpool_bwd_xp(xp, d, saved[0], (N, H, W, C), PH, PW, sh, sw, saved[1], OH, OW)
+                elif fast:
+                    g = _np.zeros((N, H, W, C), dtype=cdt)
+                    _avgpool_bwd_nb(_np.ascontiguousarray(d), g, PH, PW, sh, sw, pt, pl)
+                else:
+                    cnt, pads = saved
+                    (_, _), (pt_, pb_), (pl_, pr_), _ = pads
+                    q = d / cnt
+                    gp = xp.zeros((N, H + pt_ + pb_, W + pl_ + pr_, C), dtype=cdt)
+                    for i in range(PH):
+                        for j in range(PW):
+                            gp[:, i:i + (OH - 1) * sh + 1:sh, j:j + (OW - 1) * sw + 1:sw, :] += q
+                    g = gp[:, pt_:pt_ + H, pl_:pl_ + W, :]
+                g = g.reshape(xshape)
+                return _out(g if g.dtype == xdt else g.astype(xdt), dev)
+            return LazyGrads([dx])
+
+        return _out(y_out, dev), memo_grad_fn(make)
+
+    return _custom_gradient(f)(x)

@@ -1,0 +1,62 @@
+"""Adam (``tf.keras.optimizers.Adam``)."""
+from __future__ import annotations
+
+import math
+
+from . import kernels
+from .base_optimizer import Optimizer
+
+__all__ = ["Adam"]
+
+
+def _check_beta(owner, name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ValueError(f"{owner}: `{name}` must be a number in [0, 1), got {value!r}")
+    return float(value)
+
+
+def _check_eps(owner, value):
+    if value is None:
+        return 1e-7          # Keras's backend epsilon(), as TF 2.4 when epsilon=None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"{owner}: `epsilon` must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+class Adam(Optimizer):
+    """Mirrors ``tf.keras.optimizers.Adam(learning_rate=0.001, beta_1=0.9, beta_2=0.999,
+    epsilon=1e-07, amsgrad=False, name="Adam", **kwargs)`` (TF 2.4), at step ``t`` (1-based):
+    ``m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+    w -= lr sqrt(1-b2^t) / (1-b1^t) * m / (sqrt(v) + epsilon)`` (AMSGrad: ``vhat = max(vhat,
+    v)`` in the denominator). Slots: "m", "v" (and "vhat")."""
+
+    _fuses_weight_decay = True
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 amsgrad=False, name="Adam", **kwargs):
+        super().__init__(name, learning_rate=learning_rate, **kwargs)
+        self.beta_1 = _check_beta(name, "beta_1", beta_1)
+        self.beta_2 = _check_beta(name, "beta_2", beta_2)
+        self.epsilon = _check_eps(name, epsilon)
+        self.amsgrad = bool(amsgrad)
+
+    def build(self, var_list):
+        for v in var_list:
+            self.add_slot(v, "m")
+        for v in var_list:
+            self.add_slot(v, "v")
+        if self.amsgrad:
+            for v in var_list:
+                self.add_slot(v, "vhat")
+
+    def update_step(self, gradient, variable, learning_rate):
+        slots = self._slots[variable._uid][1]
+        t = self._t
+        alpha = learning_rate * (math.sqrt(1 - self.beta_2 ** t) / (1 - self.beta_1 ** t))
+        kernels.adam(variable._a, gradient._a, slots["m"]._a, slots["v"]._a,
+                     slots["vhat"]._a if self.amsgrad else None, alpha, self.beta_1, self.beta_2,
+                     self.epsilon, self._decay_factor(variable, learning_rate))
+
+    def get_config(self):
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
+                "epsilon": self.epsilon, "amsgrad": self.amsgrad}

@@ -1,0 +1,273 @@
+"""Learning-rate schedules (``tt.optimizers.schedules``), as ``tf.keras.optimizers.schedules``.
+
+A schedule is called with the optimizer's step (its ``iterations`` before the update: 0 for the
+first update) and returns the learning rate as a 0-d float32 tnp array (Keras computes in
+float32 too); the formulas are evaluated in float64 and rounded once at the end.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as _np
+
+import tnp
+
+__all__ = ["LearningRateSchedule", "ExponentialDecay", "PiecewiseConstantDecay",
+           "InverseTimeDecay", "PolynomialDecay", "CosineDecay", "CosineDecayRestarts",
+           "serialize", "deserialize"]
+
+
+def _step(step):
+    """The step as a Python float (accepts ints, NumPy/tnp scalars and 0-d arrays, Variables)."""
+    if isinstance(step, (int, float)):
+        return float(step)
+    a = _np.asarray(step._a if isinstance(step, tnp.ndarray) else step)
+    if a.ndim != 0:
+        raise ValueError(f"learning-rate schedule: the step must be a scalar, got shape {a.shape}")
+    return float(a)
+
+
+def _out(x):
+    return tnp.asarray(_np.float32(x))
+
+
+class LearningRateSchedule:
+    """Mirrors ``tf.keras.optimizers.schedules.LearningRateSchedule``: subclasses implement
+    ``__call__(step)`` and ``get_config()``."""
+
+    def __call__(self, step):
+        raise NotImplementedError(f"{type(self).__name__} must implement __call__(step)")
+
+    def get_config(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement get_config()")
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        return f"{type(self).__name__}({args})"
+
+
+def _positive(cls, **kw):
+    for k, v in kw.items():
+        if not isinstance(v, (int, float, _np.integer, _np.floating)) or isinstance(v, bool):
+            raise TypeError(f"{cls}: {k} must be a number, got {type(v).__name__}")
+        if not v > 0:
+            raise ValueError(f"{cls}: {k} must be > 0, got {v}")
+
+
+class ExponentialDecay(LearningRateSchedule):
+    """Mirrors ``ExponentialDecay(initial_learning_rate, decay_steps, decay_rate,
+    staircase=False, name=None)``: ``lr0 * decay_rate ** (step / decay_steps)`` (the exponent
+    floored when ``staircase``)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
+        _positive("ExponentialDecay", decay_steps=decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name
+
+    def __call__(self, step):
+        p = _step(step) / self.decay_steps
+        if self.staircase:
+            p = math.floor(p)
+        return _out(float(self.initial_learning_rate) * float(self.decay_rate) ** p)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
+                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+
+
+class PiecewiseConstantDecay(LearningRateSchedule):
+    """Mirrors ``PiecewiseConstantDecay(boundaries, values, name=None)``: ``values[0]`` while
+    ``step <= boundaries[0]``, ``values[i]`` while ``boundaries[i-1] < step <= boundaries[i]``,
+    ``values[-1]`` after the last boundary."""
+
+    def __init__(self, boundaries, values, name=None):
+        boundaries, values = list(boundaries), list(values)
+        if len(values) != len(boundaries) + 1:
+            raise ValueError(f"PiecewiseConstantDecay: the length of values ({len(values)}) must "
+                             f"be one more than the length of boundaries ({len(boundaries)})")
+        if any(b1 > b2 for b1, b2 in zip(boundaries, boundaries[1:])):
+            raise ValueError(f"PiecewiseConstantDecay: boundaries must be increasing, got {boundaries}")
+        self.boundaries = boundaries
+        self.values = values
+        self.name = name
+
+    def __call__(self, step):
+        s = _step(step)
+        for b, v in zip(self.boundaries, self.values):
+            if s <= b:
+                return _out(v)
+        return _out(self.values[-1])
+
+    def get_config(self):
+        return {"boundaries": list(self.boundaries), "values": list(self.values), "name": self.name}
+
+
+class InverseTimeDecay(LearningRateSchedule):
+    """Mirrors ``InverseTimeDecay(initial_learning_rate, decay_steps, decay_rate,
+    staircase=False, name=None)``: ``lr0 / (1 + decay_rate * step / decay_steps)`` (the ratio
+    floored when ``staircase``)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
+        _positive("InverseTimeDecay", decay_steps=decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name
+
+    def __call__(self, step):
+        p = _step(step) / self.decay_steps
+        if self.staircase:
+            p = math.floor(p)
+        return _out(float(self.initial_learning_rate) / (1.0 + float(self.decay_rate) * p))
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
+                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+
+
+class PolynomialDecay(LearningRateSchedule):
+    """Mirrors ``PolynomialDecay(initial_learning_rate, decay_steps, end_learning_rate=0.0001,
+    power=1.0, cycle=False, name=None)``: ``(lr0 - end) * (1 - s / D) ** power + end`` with
+    ``s = min(step, decay_steps)``, ``D = decay_steps``; with ``cycle``, ``s = step`` and
+    ``D = decay_steps * ceil(step / decay_steps)`` (``D = decay_steps`` at step 0)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0,
+                 cycle=False, name=None):
+        _positive("PolynomialDecay", decay_steps=decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.end_learning_rate = end_learning_rate
+        self.power = power
+        self.cycle = cycle
+        self.name = name
+
+    def __call__(self, step):
+        s = _step(step)
+        d = float(self.decay_steps)
+        if self.cycle:
+            d = d * (1.0 if s == 0 else math.ceil(s / d))
+        else:
+            s = min(s, d)
+        lr0, end = float(self.initial_learning_rate), float(self.end_learning_rate)
+        return _out((lr0 - end) * (1.0 - s / d) ** float(self.power) + end)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
+                "end_learning_rate": self.end_learning_rate, "power": self.power,
+                "cycle": self.cycle, "name": self.name}
+
+
+class CosineDecay(LearningRateSchedule):
+    """Mirrors ``CosineDecay(initial_learning_rate, decay_steps, alpha=0.0, name=None)`` (TF 2.4)
+    with Keras 3's optional linear warmup (``warmup_target=None, warmup_steps=0``).
+
+    Without warmup: ``lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * s / D)) + alpha)``,
+    ``s = min(step, D)``. With ``warmup_target``: for ``step < warmup_steps`` the rate goes
+    linearly from ``lr0`` to ``warmup_target``, then decays from ``warmup_target`` as above
+    over ``D = decay_steps`` steps (``s = min(step, D + warmup) - warmup``)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name=None,
+                 warmup_target=None, warmup_steps=0):
+        _positive("CosineDecay", decay_steps=decay_steps)
+        if warmup_steps < 0:
+            raise ValueError(f"CosineDecay: warmup_steps must be >= 0, got {warmup_steps}")
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.alpha = alpha
+        self.name = name
+        self.warmup_target = warmup_target
+        self.warmup_steps = warmup_steps
+
+    def _decay(self, s, lr):
+        cosine = 0.5 * (1.0 + math.cos(math.pi * s / float(self.decay_steps)))
+        return lr * ((1.0 - self.alpha) * cosine + self.alpha)
+
+    def __call__(self, step):
+        s = _step(step)
+        lr0, d = float(self.initial_learning_rate), float(self.decay_steps)
+        if self.warmup_target is None:
+            return _out(self._decay(min(s, d), lr0))
+        target, warm = float(self.warmup_target), float(self.warmup_steps)
+        s = min(s, d + warm)
+        if s < warm:
+            return _out((target - lr0) * (s / warm) + lr0)
+        return _out(self._decay(s - warm, target))
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
+                "alpha": self.alpha, "name": self.name, "warmup_target": self.warmup_target,
+                "warmup_steps": self.warmup_steps}
+
+
+class CosineDecayRestarts(LearningRateSchedule):
+    """Mirrors ``CosineDecayRestarts(initial_learning_rate, first_decay_steps, t_mul=2.0,
+    m_mul=1.0, alpha=0.0, name=None)`` (SGDR): period ``i`` lasts ``first_decay_steps *
+    t_mul**i`` steps and starts at ``lr0 * m_mul**i``; within a period the rate follows
+    ``(1 - alpha) * 0.5 * (1 + cos(pi * f)) + alpha`` of its start, ``f`` the fraction done."""
+
+    def __init__(self, initial_learning_rate, first_decay_steps, t_mul=2.0, m_mul=1.0, alpha=0.0,
+                 name=None):
+        _positive("CosineDecayRestarts", first_decay_steps=first_decay_steps, t_mul=t_mul)
+        self.initial_learning_rate = initial_learning_rate
+        self.first_decay_steps = first_decay_steps
+        self._t_mul = t_mul
+        self._m_mul = m_mul
+        self.alpha = alpha
+        self.name = name
+
+    def __call__(self, step):
+        f = _step(step) / float(self.first_decay_steps)
+        t_mul = float(self._t_mul)
+        if t_mul == 1.0:
+            i = math.floor(f)
+            f -= i
+        else:
+            def start(k):  # where period k starts, in first periods: sum of t_mul**j, j < k
+                return (1.0 - t_mul ** k) / (1.0 - t_mul)
+
+            i = math.floor(math.log(1.0 - f * (1.0 - t_mul)) / math.log(t_mul))
+            # the logarithm can land a hair off an integer at a period boundary: settle it
+            while start(i + 1) <= f:
+                i += 1
+            while i > 0 and start(i) > f:
+                i -= 1
+            f = (f - start(i)) / t_mul ** i
+        cosine = 0.5 * float(self._m_mul) ** i * (1.0 + math.cos(math.pi * f))
+        return _out(float(self.initial_learning_rate) * ((1.0 - self.alpha) * cosine + self.alpha))
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "first_decay_steps": self.first_decay_steps, "t_mul": self._t_mul,
+                "m_mul": self._m_mul, "alpha": self.alpha, "name": self.name}
+
+
+_BY_NAME = {c.__name__: c for c in (ExponentialDecay, PiecewiseConstantDecay, InverseTimeDecay,
+                                     PolynomialDecay, CosineDecay, CosineDecayRestarts)}
+
+
+def serialize(schedule):
+    """``{"class_name": ..., "config": ...}`` of a schedule (``schedules.serialize``)."""
+    if not isinstance(schedule, LearningRateSchedule):
+        raise TypeError(f"schedules.serialize: expected a LearningRateSchedule, got "
+                        f"{type(schedule).__name__}")
+    return {"class_name": type(schedule).__name__, "config": schedule.get_config()}
+
+
+def deserialize(config, custom_objects=None):
+    """The schedule described by ``serialize``'s dict (``schedules.deserialize``)."""
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError(f"schedules.deserialize: expected {{'class_name', 'config'}}, got {config!r}")
+    name = config["class_name"]
+    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name)
+    if cls is None:
+        raise ValueError(f"schedules.deserialize: unknown schedule {name!r}; known: "
+                         f"{sorted(_BY_NAME)} (pass custom_objects for your own)")
+    return cls.from_config(dict(config.get("config", {})))

@@ -1,0 +1,218 @@
+"""What ``fit``/``evaluate``/``predict`` accept, turned into batches.
+
+Arrays (NumPy, tnp, lists; a tuple/list/dict of them for several inputs or outputs) are sliced
+into batches (shuffled per epoch from the training generator, so ``tt.utils.set_random_seed``
+reproduces a run); a ``tt.data.Dataset`` or any re-iterable of ``(x, y[, sample_weight])``
+batches is iterated as it is; a Python generator is read ``steps_per_epoch`` batches at a time.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as _np
+
+import tnp
+
+from ..layers.keras_tensor import flatten, pack_like
+from ..utils.random import get_rng
+
+__all__ = ["unpack_x_y_sample_weight", "pack_x_y_sample_weight", "DataHandler",
+           "train_validation_split"]
+
+
+def unpack_x_y_sample_weight(data):
+    """``(x, y, sample_weight)`` from a batch: ``x``, ``(x,)``, ``(x, y)`` or ``(x, y, sw)``."""
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return data, None, None
+    if len(data) == 1:
+        return data[0], None, None
+    if len(data) == 2:
+        return data[0], data[1], None
+    if len(data) == 3:
+        return data
+    raise ValueError(f"Data is expected to be in format `x`, `(x,)`, `(x, y)`, or "
+                     f"`(x, y, sample_weight)`, found a tuple of {len(data)} elements")
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    if y is None:
+        return (x,)
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
+
+
+def _is_dataset(x):
+    from ..data import Dataset  # noqa: PLC0415 (data sits beside the trainers)
+    return isinstance(x, Dataset)
+
+
+def _to_array(a):
+    if a is None or isinstance(a, tnp.ndarray):
+        return a
+    if isinstance(a, (_np.ndarray, list, int, float)) or hasattr(a, "__array__"):
+        return tnp.asarray(a)
+    raise TypeError(f"fit/evaluate/predict: cannot use {type(a).__name__} as input data")
+
+
+def _arrays(structure):
+    if structure is None:
+        return None
+    if isinstance(structure, (tuple, list)) and structure and not _is_leaf_list(structure):
+        return type(structure)(_arrays(s) for s in structure)
+    if isinstance(structure, dict):
+        return {k: _arrays(v) for k, v in structure.items()}
+    return _to_array(structure)
+
+
+def _is_leaf_list(s):
+    """A plain list of numbers (one array), rather than a list of arrays (several inputs)."""
+    return isinstance(s, list) and all(isinstance(e, (int, float, bool, _np.number)) for e in s)
+
+
+def _num_samples(structure):
+    leaves = [a for a in flatten(structure) if a is not None]
+    if not leaves:
+        return 0
+    ns = {int(a.shape[0]) if a.ndim else 1 for a in leaves}
+    if len(ns) > 1:
+        raise ValueError(f"Data cardinality is ambiguous: the arrays have different numbers of "
+                         f"samples {sorted(ns)} (shapes {[tuple(a.shape) for a in leaves]}). "
+                         f"Make sure all arrays contain the same number of samples.")
+    return ns.pop()
+
+
+def train_validation_split(arrays, validation_split):
+    """The last ``validation_split`` of the samples for validation (before any shuffling), as
+    Keras does."""
+    if not 0 < validation_split < 1:
+        raise ValueError(f"validation_split must be in (0, 1), got {validation_split}")
+    n = _num_samples(arrays)
+    split = int(math.floor(n * (1.0 - validation_split)))
+    if split == 0 or split == n:
+        raise ValueError(f"Training data contains {n} samples, which is not sufficient to split "
+                         f"it into a validation and training set as specified by "
+                         f"`validation_split={validation_split}`.")
+    flat = flatten(arrays)
+    train = pack_like(arrays, [None if a is None else a[:split] for a in flat])
+    val = pack_like(arrays, [None if a is None else a[split:] for a in flat])
+    return train, val
+
+
+class DataHandler:
+    """Yields ``(step, batch)`` per epoch for any accepted input."""
+
+    def __init__(self, x, y=None, sample_weight=None, batch_size=None, steps_per_epoch=None,
+                 shuffle=False, class_weight=None, for_predict=False):
+        self._steps = steps_per_epoch
+        self._shuffle = shuffle
+        self._class_weight = class_weight
+        self._iterator = None
+        if _is_dataset(x) or (hasattr(x, "__iter__") and not isinstance(
+                x, (tnp.ndarray, _np.ndarray, list, tuple, dict)) and not hasattr(x, "__array__")):
+            if y is not None:
+                raise ValueError("`y` argument is not supported when using a dataset or generator "
+                                 "as input (the batches carry the targets).")
+            if sample_weight is not None:
+                raise ValueError("`sample_weight` argument is not supported when using a dataset "
+                                 "or generator as input.")
+            self._source = x
+            self._is_arrays = False
+            self._reiterable = _is_dataset(x) or not (iter(x) is x)
+            if not self._reiterable and steps_per_epoch is None and not for_predict:
+                # a one-shot generator: the whole of it is one epoch
+                pass
+            self._n = None
+            self.batch_size = None
+            return
+        self._is_arrays = True
+        self._data = (_arrays(x),) if for_predict and y is None else \
+            pack_x_y_sample_weight(_arrays(x), _arrays(y), _arrays(sample_weight))
+        self._n = _num_samples(self._data)
+        if batch_size is None:
+            batch_size = 32
+        if int(batch_size) <= 0:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size}")
+        self.batch_size = int(batch_size)
+
+    @property
+    def steps_per_epoch(self):
+        if self._is_arrays:
+            full = math.ceil(self._n / self.batch_size) if self._n else 0
+            return min(full, self._steps) if self._steps else full
+        if self._steps is not None:
+            return self._steps
+        if _is_dataset(self._source):
+            c = int(self._source.cardinality())
+            return c if c >= 0 else None
+        try:
+            return len(self._source)
+        except TypeError:
+            return None
+
+    def _weights_for(self, batch):
+        if self._class_weight is None:
+            return batch
+        x, y, sw = unpack_x_y_sample_weight(batch)
+        if y is None:
+            return batch
+        yv = _np.asarray(y)
+        cls = yv.argmax(axis=-1) if yv.ndim > 1 and yv.shape[-1] > 1 else yv.reshape(len(yv), -1)[:, 0]
+        w = _np.array([self._class_weight.get(int(c), 1.0) for c in cls], dtype=_np.float32)
+        if sw is not None:
+            w = w * _np.asarray(sw, dtype=_np.float32)
+        return (x, y, tnp.asarray(w))
+
+    def epoch_iterator(self):
+        """The batches of one epoch."""
+        if self._is_arrays:
+            yield from self._array_batches()
+            return
+        steps = self._steps
+        if self._reiterable:
+            it = iter(self._source) if (steps is None or self._iterator is None) else self._iterator
+            if steps is not None and self._iterator is None:
+                self._iterator = it
+        else:
+            it = self._source if self._iterator is None else self._iterator
+            self._iterator = it
+        k = 0
+        while steps is None or k < steps:
+            try:
+                batch = next(it)
+            except StopIteration:
+                if steps is not None and self._reiterable:
+                    # a finite dataset with steps_per_epoch: start it again, as tf.data repeats
+                    self._iterator = it = iter(self._source)
+                    if k == 0:
+                        return
+                    continue
+                return
+            yield self._weights_for(batch if isinstance(batch, tuple) else
+                                    (tuple(batch) if isinstance(batch, list) else batch))
+            k += 1
+
+    def _array_batches(self):
+        n, bs = self._n, self.batch_size
+        flat = flatten(self._data)
+        if self._shuffle:
+            if self._shuffle == "batch":
+                order = _np.arange(n)
+                nb = math.ceil(n / bs)
+                bo = get_rng().permutation(nb)
+                idx = _np.concatenate([order[b * bs:(b + 1) * bs] for b in bo]) if nb else order
+            else:
+                idx = get_rng().permutation(n)
+        else:
+            idx = None
+        steps = self.steps_per_epoch
+        for b in range(steps):
+            lo, hi = b * bs, min((b + 1) * bs, n)
+            if idx is None:
+                leaves = [None if a is None else a[lo:hi] for a in flat]
+            else:
+                sel = tnp.asarray(idx[lo:hi])
+                leaves = [None if a is None else a[sel] for a in flat]
+            yield self._weights_for(pack_like(self._data, leaves))

@@ -1,0 +1,354 @@
+"""``compile``/``fit``/``evaluate``/``predict``: the Keras training loop (TF 2.4 signatures).
+
+The loop is plain Python around three overridable steps: ``train_step`` (forward under a
+``GradientTape``, the compiled loss, ``optimizer.minimize(loss, vars, tape=tape)``, the
+metrics), ``test_step`` and ``predict_step``. Callbacks see Keras's hooks; logs are floats.
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+import tnp
+
+from .. import losses as _losses
+from ..utils.lazy import LazyModule
+
+_metrics = LazyModule("tnp_train.metrics")   # metrics sit beside the trainers
+from .. import optimizers as _optimizers
+from ..autodiff import GradientTape
+from ..layers.keras_tensor import flatten, pack_like
+from .compile_utils import LossesContainer, MetricsContainer
+from .data_adapter import DataHandler, train_validation_split, unpack_x_y_sample_weight
+
+__all__ = ["Trainer"]
+
+
+def _float(v):
+    return float(_np.asarray(v.result() if hasattr(v, "result") else v))
+
+
+def _concat(batches):
+    if not batches:
+        return None
+    first = batches[0]
+    flat = [flatten(b) for b in batches]
+    leaves = [tnp.concatenate([f[i] for f in flat], axis=0) for i in range(len(flat[0]))]
+    return pack_like(first, leaves)
+
+
+class Trainer:
+    """The training API of ``tt.Model`` (mixed into it)."""
+
+    def _init_trainer(self):
+        d = self.__dict__
+        d["optimizer"] = None
+        d["compiled_loss"] = None
+        d["compiled_metrics"] = None
+        d["_is_compiled"] = False
+        d["stop_training"] = False
+        d["history"] = None
+        d["_compile_config"] = None
+        d["_run_eagerly"] = None
+
+    # ------------------------------------------------------------------ compile
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
+                weighted_metrics=None, run_eagerly=None, steps_per_execution=None, **kwargs):
+        """Configure training; mirrors ``tf.keras.Model.compile``. Under a ``mixed_float16``
+        global or model policy the optimizer is wrapped in a ``LossScaleOptimizer``, as TF 2.4
+        does."""
+        if kwargs:
+            raise TypeError(f"Invalid keyword argument(s) in `compile()`: {sorted(kwargs)}")
+        self._compile_config = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
+                                "loss_weights": loss_weights, "weighted_metrics": weighted_metrics}
+        opt = _optimizers.get(optimizer)
+        if self.dtype_policy.name == "mixed_float16":
+            from ..mixed_precision import LossScaleOptimizer
+            if not isinstance(opt, LossScaleOptimizer):
+                opt = LossScaleOptimizer(opt)
+        self.__dict__["optimizer"] = opt
+        names = self._output_names()
+        wide = self.dtype == "float64" or any(w.dtype == "float64" for w in self.weights)
+        tracker_dtype = "float64" if wide else "float32"
+        self.compiled_loss = (LossesContainer(loss, loss_weights, names, dtype=tracker_dtype)
+                              if loss is not None else None)
+        self.compiled_metrics = MetricsContainer(metrics, weighted_metrics, names, loss)
+        self._run_eagerly = run_eagerly
+        self._is_compiled = True
+        self.stop_training = False
+
+    def _output_names(self):
+        outs = getattr(self, "_flat_outputs", None)
+        if outs:
+            names = []
+            for t in outs:
+                n = t._node.layer.name
+                names.append(n if n not in names else f"{n}_{len(names)}")
+            return names
+        return ["output"]
+
+    def _get_compile_config(self):
+        """The compile arguments as JSON-able data (for ``model.save``), or None."""
+        if self._compile_config is None:
+            return None
+        cfg = self._compile_config
+
+        def ser(x, module):
+            if x is None or isinstance(x, (str, int, float)):
+                return x
+            if isinstance(x, (list, tuple)):
+                return [ser(e, module) for e in x]
+            if isinstance(x, dict):
+                return {k: ser(v, module) for k, v in x.items()}
+            return module.serialize(x)
+
+        opt = self.optimizer
+        inner = getattr(opt, "inner_optimizer", None)
+        return {"optimizer": _optimizers.serialize(inner if inner is not None else opt),
+                "loss": ser(cfg["loss"], _losses), "metrics": ser(cfg["metrics"], _metrics),
+                "loss_weights": cfg["loss_weights"],
+                "weighted_metrics": ser(cfg["weighted_metrics"], _metrics)}
+
+    def _compile_from_config(self, config):
+        def de(x, module):
+            if isinstance(x, dict) and "class_name" in x:
+                return module.deserialize(x)
+            if isinstance(x, list):
+                return [de(e, module) for e in x]
+            if isinstance(x, dict):
+                return {k: de(v, module) for k, v in x.items()}
+            return x
+        self.compile(optimizer=_optimizers.deserialize(config["optimizer"])
+                     if isinstance(config["optimizer"], dict) else config["optimizer"],
+                     loss=de(config.get("loss"), _losses), metrics=de(config.get("metrics"), _metrics),
+                     loss_weights=config.get("loss_weights"),
+                     weighted_metrics=de(config.get("weighted_metrics"), _metrics))
+
+    def _assert_compiled(self, what):
+        if not self._is_compiled:
+            raise RuntimeError(f"You must compile your model before {what}. Call "
+                               f"`model.compile(optimizer, loss)`.")
+
+    # ------------------------------------------------------------------ metrics
+    @property
+    def metrics(self):
+        """The loss tracker(s), then the compiled metrics, then metrics of sub-layers."""
+        out = []
+        if self.compiled_loss is not None:
+            out.extend(self.compiled_loss.metrics)
+        if self.compiled_metrics is not None:
+            out.extend(self.compiled_metrics.metrics)
+        return out
+
+    @property
+    def metrics_names(self):
+        return [m.name for m in self.metrics]
+
+    def reset_metrics(self):
+        for m in self.metrics:
+            m.reset_state()
+
+    def _logs(self):
+        return {m.name: _float(m) for m in self.metrics}
+
+    # ------------------------------------------------------------------ steps
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
+        """The compiled loss plus the model's regularization losses (Keras 3's hook)."""
+        if self.compiled_loss is None:
+            if self.losses:
+                return tnp.sum(tnp.stack([tnp.asarray(l) for l in self.losses]))
+            raise ValueError("No loss found: compile the model with a loss, or add one with "
+                             "`add_loss`")
+        total, per_output = self.compiled_loss(y, y_pred, sample_weight,
+                                               regularization_losses=self.losses)
+        self._last_per_output = per_output
+        return total
+
+    def _batch_size(self, x):
+        leaves = [a for a in flatten(x) if a is not None and hasattr(a, "shape")]
+        return int(leaves[0].shape[0]) if leaves and leaves[0].ndim else 1
+
+    def train_step(self, data):
+        """One optimisation step on a batch; returns the logs (mirrors ``Model.train_step``)."""
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        self._last_per_output = []
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+        return self._update_metrics(loss, y, y_pred, sample_weight, self._batch_size(x))
+
+    def _update_metrics(self, loss, y, y_pred, sample_weight, n):
+        if self.compiled_loss is not None:
+            self.compiled_loss.update_state(loss, self._last_per_output, n)
+        if self.compiled_metrics is not None and y is not None:
+            self.compiled_metrics.update_state(y, y_pred, sample_weight)
+        return self._logs()
+
+    def test_step(self, data):
+        """Loss and metrics on a batch, no update (mirrors ``Model.test_step``)."""
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        self._last_per_output = []
+        y_pred = self(x, training=False)
+        loss = self.compute_loss(x, y, y_pred, sample_weight)
+        return self._update_metrics(loss, y, y_pred, sample_weight, self._batch_size(x))
+
+    def predict_step(self, data):
+        x, _, _ = unpack_x_y_sample_weight(data)
+        return self(x, training=False)
+
+    # ------------------------------------------------------------------ loops
+    def _callbacks(self, callbacks, verbose, epochs, steps, add_history=True):
+        from ..callbacks import CallbackList
+        if isinstance(callbacks, CallbackList):
+            return callbacks
+        return CallbackList(callbacks, add_history=add_history, add_progbar=verbose != 0,
+                            model=self, verbose=verbose, epochs=epochs, steps=steps)
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
+            sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
+            validation_batch_size=None, validation_freq=1, max_queue_size=10, workers=1,
+            use_multiprocessing=False):
+        """Train for ``epochs`` epochs; mirrors ``tf.keras.Model.fit``. Returns the History."""
+        self._assert_compiled("training/testing")
+        verbose = 1 if verbose == "auto" else int(verbose)
+        if validation_split and validation_data is None:
+            if isinstance(x, (tnp.ndarray, _np.ndarray, list, tuple, dict)):
+                (x, y, sample_weight), validation_data = train_validation_split(
+                    (x, y, sample_weight), validation_split)
+            else:
+                raise ValueError("`validation_split` is only supported for arrays, not for "
+                                 "datasets or generators")
+        data = DataHandler(x, y, sample_weight, batch_size, steps_per_epoch, shuffle, class_weight)
+        val = None
+        if validation_data is not None:
+            if isinstance(validation_data, tuple) and not hasattr(validation_data, "cardinality"):
+                vx, vy, vsw = unpack_x_y_sample_weight(validation_data)
+                val = DataHandler(vx, vy, vsw, validation_batch_size or batch_size, validation_steps)
+            else:
+                val = DataHandler(validation_data, batch_size=validation_batch_size or batch_size,
+                                  steps_per_epoch=validation_steps)
+        steps = data.steps_per_epoch
+        cbs = self._callbacks(callbacks, verbose, epochs, steps)
+        self.stop_training = False
+        self._initial_epoch_from_backup = None
+        self._initial_step_from_backup = None
+        cbs.on_train_begin()
+        start = self._initial_epoch_from_backup
+        start = initial_epoch if start is None else start
+        skip = self._initial_step_from_backup or 0   # a mid-epoch backup: batches already done
+        epoch_logs = {}
+        for epoch in range(start, epochs):
+            self.reset_metrics()
+            cbs.on_epoch_begin(epoch)
+            logs = {}
+            for step, batch in enumerate(data.epoch_iterator()):
+                if skip:
+                    skip -= 1
+                    continue
+                cbs.on_train_batch_begin(step)
+                logs = self.train_step(batch)
+                cbs.on_train_batch_end(step, logs)
+                if self.stop_training:
+                    break
+            if not logs:
+                if step_count_zero(data):
+                    raise ValueError("Unexpected result of `train_function` (Empty logs): the "
+                                     "training data produced no batches")
+                logs = self._logs()    # every batch of a resumed epoch was done before
+            epoch_logs = dict(logs)
+            if val is not None and _should_validate(epoch, validation_freq):
+                val_logs = self._evaluate_handler(val, cbs, verbose=0)
+                epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
+            cbs.on_epoch_end(epoch, epoch_logs)
+            if self.stop_training:
+                break
+        cbs.on_train_end(epoch_logs)
+        return self.history
+
+    def _evaluate_handler(self, data, cbs, verbose):
+        self.reset_metrics()
+        cbs.on_test_begin()
+        logs = {}
+        for step, batch in enumerate(data.epoch_iterator()):
+            cbs.on_test_batch_begin(step)
+            logs = self.test_step(batch)
+            cbs.on_test_batch_end(step, logs)
+        cbs.on_test_end(logs)
+        return logs
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
+                 steps=None, callbacks=None, max_queue_size=10, workers=1,
+                 use_multiprocessing=False, return_dict=False):
+        """Loss and metrics on the data; mirrors ``tf.keras.Model.evaluate``: a scalar when
+        there is only the loss, else a list in ``metrics_names`` order (or a dict)."""
+        self._assert_compiled("training/testing")
+        verbose = 1 if verbose == "auto" else int(verbose)
+        data = DataHandler(x, y, sample_weight, batch_size, steps)
+        cbs = self._callbacks(callbacks, verbose, 1, data.steps_per_epoch, add_history=False)
+        logs = self._evaluate_handler(data, cbs, verbose)
+        if not logs:
+            raise ValueError("evaluate: the data produced no batches")
+        if return_dict:
+            return logs
+        vals = [logs[n] for n in self.metrics_names if n in logs]
+        return vals[0] if len(vals) == 1 else vals
+
+    def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None,
+                max_queue_size=10, workers=1, use_multiprocessing=False):
+        """The model's outputs on ``x``, batch by batch, concatenated (tnp arrays)."""
+        verbose = 0 if verbose == "auto" else int(verbose)
+        data = DataHandler(x, None, None, batch_size, steps, for_predict=True)
+        cbs = self._callbacks(callbacks, verbose, 1, data.steps_per_epoch, add_history=False)
+        cbs.on_predict_begin()
+        outs = []
+        for step, batch in enumerate(data.epoch_iterator()):
+            cbs.on_predict_batch_begin(step)
+            out = self.predict_step(batch)
+            outs.append(out)
+            cbs.on_predict_batch_end(step, {"outputs": out})
+        cbs.on_predict_end()
+        if not outs:
+            raise ValueError("predict: the data produced no batches")
+        return _concat(outs)
+
+    # ------------------------------------------------------------------ single batches
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, reset_metrics=True,
+                       return_dict=False):
+        self._assert_compiled("training/testing")
+        if reset_metrics:
+            self.reset_metrics()
+        data = DataHandler(x, y, sample_weight, batch_size=_n(x), class_weight=class_weight)
+        logs = self.train_step(next(data.epoch_iterator()))
+        return logs if return_dict else _as_list(logs, self.metrics_names)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
+        self._assert_compiled("training/testing")
+        if reset_metrics:
+            self.reset_metrics()
+        data = DataHandler(x, y, sample_weight, batch_size=_n(x))
+        logs = self.test_step(next(data.epoch_iterator()))
+        return logs if return_dict else _as_list(logs, self.metrics_names)
+
+    def predict_on_batch(self, x):
+        return self(x if isinstance(x, (list, tuple, dict)) else tnp.asarray(x), training=False)
+
+
+def _n(x):
+    leaves = [a for a in flatten(x) if a is not None]
+    return max(1, int(_np.shape(leaves[0])[0])) if leaves else 1
+
+
+def _as_list(logs, names):
+    vals = [logs[n] for n in names if n in logs]
+    return vals[0] if len(vals) == 1 else vals
+
+
+def _should_validate(epoch, freq):
+    if isinstance(freq, int):
+        return (epoch + 1) % freq == 0
+    return epoch + 1 in freq
+
+
+def step_count_zero(data):
+    return data.steps_per_epoch == 0
