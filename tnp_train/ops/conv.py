@@ -830,7 +830,7 @@ def _winograd_conv(args, name, xa, ka, ba, dev, xc, kc, bc, relu, pt, pl, OH, OW
         def dM():
             if "dM" not in cache:
                 dz = _np.ascontiguousarray(dz_db()[0]).reshape(N, OH, OW, F)
-                out = _np.empty((16, T, F), dtype=cdt)
+                out = scratch((16, T, F), cdt)
                 _wino_dout_nb(dz, out, TH, TW)
                 cache["dM"] = out
             return cache["dM"]

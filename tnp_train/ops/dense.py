@@ -49,13 +49,16 @@ def dense(x, kernel, bias=None, relu=False):
     if recording():
         args = (x, kernel) if bias is None else (x, kernel, bias)
         need_dx = needs_gradient((x,))[0]
-        record_custom(args, out, _CustomRule(_make_backward(xa, wa, y, relu, bias is not None,
-                                                            need_dx, dev)))
+        record_custom(args, out, _CustomRule(_make_backward(x, kernel, xa, wa, y, relu,
+                                                            bias is not None, need_dx, dev)))
     return out
 
 
-def _make_backward(xa, wa, y, relu, has_bias, need_dx, dev):
+def _make_backward(x, kernel, xa, wa, y, relu, has_bias, need_dx, dev):
     def backward(g):
+        if recording():
+            # a higher-order gradient is being taken: the same formulas in tnp, recorded
+            return _backward_recorded(g, x, kernel, y, relu, has_bias, need_dx, dev)
         ga = g._a if isinstance(g, tnp.ndarray) else _np.asarray(g)
         low = ga.dtype in _LOW or wa.dtype in _LOW
         if relu:
@@ -75,3 +78,17 @@ def _make_backward(xa, wa, y, relu, has_bias, need_dx, dev):
             out.append(wrap(g32.sum(axis=0).astype(wa.dtype, copy=False), dev))
         return tuple(out)
     return backward
+
+
+def _backward_recorded(g, x, kernel, y, relu, has_bias, need_dx, dev):
+    if relu:
+        g = g * wrap((y > 0).astype(y.dtype), dev)
+    g2 = tnp.reshape(g, (-1, g.shape[-1]))
+    x2 = tnp.reshape(x, (-1, x.shape[-1]))
+    dw = tnp.matmul(tnp.matrix_transpose(x2), g2).astype(kernel.dtype)
+    dx = tnp.reshape(tnp.matmul(g2, tnp.matrix_transpose(kernel)), x.shape).astype(x.dtype) \
+        if need_dx else None
+    out = [dx, dw]
+    if has_bias:
+        out.append(tnp.sum(g2, axis=0).astype(kernel.dtype))
+    return tuple(out)

@@ -39,6 +39,9 @@ def deserialize(config, custom_objects=None):
     name = config["class_name"]
     custom = custom_objects or {}
     cls = custom.get(name) or _BY_NAME.get(str(name).lower())
+    if cls is None and str(name).lower() == "lossscaleoptimizer":
+        # the wrapper lives with mixed precision (above the optimizers): imported when named
+        from ..mixed_precision import LossScaleOptimizer as cls
     if cls is None:
         raise ValueError(f"optimizers.deserialize: unknown optimizer {name!r}; known: "
                          f"{sorted(c.__name__ for c in _CLASSES)}")

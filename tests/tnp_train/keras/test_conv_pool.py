@@ -1,6 +1,7 @@
 """Convolution and pooling layers (tnp_train.layers.convolutional / .pooling, tnp_train.ops.conv /
 .pooling) against PyTorch fixtures (tests/fixtures/make_conv_fixtures.py), a direct NumPy
 convolution written by hand, and finite differences in float64."""
+import contextlib
 import json
 import os
 
@@ -21,6 +22,18 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "conv
 _DATA = np.load(FIXTURES)
 CASES = json.loads(str(_DATA["cases_json"]))
 LAYERS = {**{n: getattr(C, n) for n in C.__all__}, **{n: getattr(P, n) for n in P.__all__}}
+
+
+@contextlib.contextmanager
+def array_module_path():
+    """The CuPy-style path on NumPy arrays. float64 tests run there, apart from the Winograd
+    ones: each Numba specialisation costs about a second to compile in a cold CI cache."""
+    saved = conv_ops.USE_NUMBA
+    conv_ops.USE_NUMBA = False
+    try:
+        yield
+    finally:
+        conv_ops.USE_NUMBA = saved
 
 
 @pytest.fixture(params=["numba", "array-module"])
@@ -62,7 +75,8 @@ def test_matches_torch_fixture(case, kernels):
 def test_fixture_covers_every_option():
     names = {c["name"] for c in CASES}
     for want in ["conv1d_causal_d2", "conv2d_groups", "conv2d_same_d2", "conv2dT_same_s2_op1",
-                 "maxpool2d_same", "avgpool2d_same", "avgpool1d_same", "depthwise_same_m2"]:
+                 "maxpool2d_same", "avgpool2d_same", "avgpool1d_same", "depthwise_same_m2",
+                 "conv2d_wino_same_relu", "conv2d_wino_valid_nobias"]:
         assert want in names
     assert os.path.getsize(FIXTURES) < 1_000_000
 
@@ -118,7 +132,8 @@ def test_conv2d_matches_direct_numpy(data):
                      groups=groups, activation="relu" if relu else None, dtype="float64")
     layer.build(x.shape)
     layer.set_weights([K, b])
-    y = _np(layer(tnp.asarray(x)))
+    with array_module_path():
+        y = _np(layer(tnp.asarray(x)))
     pads = ((0, 0), (0, 0)) if padding == "valid" else \
         (tf_same(H, kh, strides[0], dilation[0]), tf_same(W, kw, strides[1], dilation[1]))
     want = direct_conv2d(x, K, b, strides, pads, dilation, groups)
@@ -140,7 +155,7 @@ def test_winograd_path_matches_direct_numpy_and_im2col(H, W, padding, monkeypatc
     want = np.maximum(direct_conv2d(x, K, b, (1, 1), pads, (1, 1), 1), 0)
     outs = {}
     for wino in (True, False):
-        monkeypatch.setattr(conv_ops, "USE_WINOGRAD", wino)
+        monkeypatch.setattr(conv_ops, "USE_NUMBA", wino)   # im2col: the array-module path
         xs, ks, bs = tnp.asarray(x), tnp.asarray(K), tnp.asarray(b)
         with tt.GradientTape() as tape:
             tape.watch([xs, ks, bs])
@@ -176,7 +191,8 @@ def test_pool2d_matches_direct_numpy(kind, ph, pw, sh, sw, H, W, padding, seed):
     x = np.random.default_rng(seed).standard_normal((2, H, W, 3))
     cls = P.MaxPooling2D if kind == "max" else P.AveragePooling2D
     layer = cls((ph, pw), (sh, sw), padding, dtype="float64")
-    y = _np(layer(tnp.asarray(x)))
+    with array_module_path():
+        y = _np(layer(tnp.asarray(x)))
     np.testing.assert_allclose(y, direct_pool2d(x, kind, (ph, pw), (sh, sw), padding), rtol=1e-12)
     assert y.shape == layer.compute_output_shape(x.shape)
 
@@ -193,8 +209,7 @@ FD_CONV = [
      (2, 2, 2, 3), True),
     (conv_ops.conv2d, dict(padding="same", groups=2), (2, 4, 4, 4), (3, 3, 2, 4), True),
     (conv_ops.conv2d, dict(padding="same", groups=3), (1, 4, 3, 3), (2, 2, 1, 6), False),  # depthwise
-    (conv_ops.conv2d, dict(padding="same", activation="relu"), (1, 5, 4, 16), (3, 3, 16, 8), True),  # Winograd
-    (conv_ops.conv2d, dict(padding="valid"), (2, 5, 6, 16), (3, 3, 16, 8), False),  # Winograd
+    (conv_ops.conv2d, dict(padding="same", activation="relu"), (1, 5, 4, 16), (3, 3, 16, 8), True),
     (conv_ops.conv1d, dict(padding="causal", dilation_rate=2), (2, 7, 2), (3, 2, 3), True),
     (conv_ops.conv1d, dict(strides=2, padding="same", groups=2, activation="relu"), (2, 7, 4), (3, 2, 4),
      True),
@@ -209,7 +224,19 @@ FD_CONV = [
 
 @pytest.mark.parametrize("op,kw,xs,ks,bias", FD_CONV, ids=[f"{o.__name__}-{i}" for i, (o, *_) in
                                                          enumerate(FD_CONV)])
-def test_conv_ops_finite_differences(op, kw, xs, ks, bias, kernels):
+def test_conv_ops_finite_differences(op, kw, xs, ks, bias):
+    _fd_conv(op, kw, xs, ks, bias)
+
+
+@pytest.mark.parametrize("kw,xs", [(dict(padding="same", activation="relu"), (1, 5, 4, 16)),
+                                   (dict(padding="valid"), (2, 5, 6, 16))])
+def test_winograd_finite_differences(kw, xs):
+    """The Numba kernels in float64 (3x3, stride 1, >= 16 channels: Winograd)."""
+    assert conv_ops.USE_NUMBA and conv_ops.USE_WINOGRAD
+    _fd_conv(conv_ops.conv2d, kw, xs, (3, 3, 16, 8), True, numba=True)
+
+
+def _fd_conv(op, kw, xs, ks, bias, numba=False):
     rng = np.random.default_rng(len(xs) + sum(ks))
     x, k = _rand(rng, xs), _rand(rng, ks)
     nout = ks[-2] if "transpose" in op.__name__ else ks[-1]
@@ -217,7 +244,8 @@ def test_conv_ops_finite_differences(op, kw, xs, ks, bias, kernels):
 
     def f(*a):
         return op(a[0], a[1], a[2] if len(a) > 2 else None, **kw)
-    check_grads(f, eps=1e-6, rtol=1e-6, atol=1e-8)(*args)
+    with contextlib.nullcontext() if numba else array_module_path():
+        check_grads(f, eps=1e-6, rtol=1e-6, atol=1e-8)(*args)
 
 
 @pytest.mark.parametrize("op,kw,xs", [
@@ -228,9 +256,10 @@ def test_conv_ops_finite_differences(op, kw, xs, ks, bias, kernels):
     (pool_ops.max_pool1d, dict(pool_size=3, strides=2, padding="same"), (2, 8, 3)),
     (pool_ops.avg_pool1d, dict(pool_size=2, strides=1, padding="same"), (2, 5, 3)),
 ])
-def test_pool_ops_finite_differences(op, kw, xs, kernels):
+def test_pool_ops_finite_differences(op, kw, xs):
     x = _rand(np.random.default_rng(sum(xs)), xs)
-    check_grads(lambda a: op(a, **kw), eps=1e-6, rtol=1e-6, atol=1e-8)(x)
+    with array_module_path():
+        check_grads(lambda a: op(a, **kw), eps=1e-6, rtol=1e-6, atol=1e-8)(x)
 
 
 @pytest.mark.parametrize("make", [
@@ -245,8 +274,9 @@ def test_layer_input_gradients_finite_differences(make):
     shape = (2, 3, 5, 4) if isinstance(layer, C.Conv2D) else \
         (2, 6, 3) if isinstance(layer, P.GlobalMaxPooling1D) else (2, 5, 5, 3)
     x = _rand(np.random.default_rng(3), shape)
-    layer(x)
-    check_grads(lambda a: layer(a), eps=1e-6, rtol=1e-6, atol=1e-8)(x)
+    with array_module_path():
+        layer(x)
+        check_grads(lambda a: layer(a), eps=1e-6, rtol=1e-6, atol=1e-8)(x)
 
 
 def test_separable_matches_depthwise_then_pointwise():
@@ -437,8 +467,8 @@ def test_bad_inputs_name_the_layer_and_shapes():
 
 
 def test_gradient_of_gradient_is_refused_not_wrong():
-    x = tnp.asarray(np.random.default_rng(0).standard_normal((1, 4, 4, 2)))
-    k = tt.Variable(np.random.default_rng(1).standard_normal((3, 3, 2, 2)))
+    x = tnp.asarray(np.random.default_rng(0).standard_normal((1, 4, 4, 2)).astype(np.float32))
+    k = tt.Variable(np.random.default_rng(1).standard_normal((3, 3, 2, 2)).astype(np.float32))
     with tt.GradientTape() as outer:
         outer.watch(x)
         with tt.GradientTape() as inner:

@@ -27,7 +27,7 @@ def test_dense_op_values_and_gradients(relu, bias, lead):
     ref = np.maximum(ref, 0) if relu else ref
     np.testing.assert_allclose(np.asarray(y), ref, rtol=1e-12)
     args = (x, W, b) if bias else (x, W)
-    check_grads(lambda *a: dense(*a, relu=relu), args)
+    check_grads(lambda *a: dense(*a, relu=relu), order=2)(*(tnp.asarray(a) for a in args))
 
 
 @pytest.mark.parametrize("dt", ["float16", "bfloat16"])
@@ -105,6 +105,7 @@ class Residual(tt.Model):
 
 
 def test_subclassed_model_tracks_layers_and_passes_training_down():
+    tt.utils.set_random_seed(1)
     m = Residual(4)
     x = np.ones((3, 4), np.float32)
     y_inf = m(x)                     # dropout inactive
@@ -221,3 +222,43 @@ def test_mixed_policies_give_float32_gradients_to_float32_variables(policy):
     assert gk.dtype == np.float32 and gb.dtype == np.float32
     np.testing.assert_array_equal(np.asarray(gk), np.full((3, 2), 2.0, np.float32))
     np.testing.assert_array_equal(np.asarray(gb), np.full(2, 2.0, np.float32))
+
+
+CORE_F64 = [
+    ("Activation", lambda: tt.layers.Activation("tanh", dtype="float64"), (2, 3, 4)),
+    ("Flatten", lambda: tt.layers.Flatten(dtype="float64"), (2, 3, 4)),
+    ("Reshape", lambda: tt.layers.Reshape((4, 3), dtype="float64"), (2, 3, 4)),
+    ("Permute", lambda: tt.layers.Permute((2, 1), dtype="float64"), (2, 3, 4)),
+    ("RepeatVector", lambda: tt.layers.RepeatVector(3, dtype="float64"), (2, 4)),
+    ("Dense3d", lambda: tt.layers.Dense(2, activation="sigmoid", dtype="float64"), (2, 3, 4)),
+]
+
+
+@pytest.mark.parametrize("name,make,shape", CORE_F64, ids=[c[0] for c in CORE_F64])
+def test_core_layers_gradients_pass_finite_differences(name, make, shape):
+    layer = make()
+    x = rng(4).standard_normal(shape)
+    layer(x)
+    check_grads(lambda a: layer(a))(tnp.asarray(x))
+
+
+def test_dropout_in_training_passes_finite_differences_with_a_fixed_mask():
+    layer = tt.layers.Dropout(0.4, seed=3, dtype="float64")
+    x = tnp.asarray(rng(5).standard_normal((4, 5)))
+    mask = np.asarray(layer(tnp.ones((4, 5), dtype="float64"), training=True)) != 0
+    layer._rng = np.random.default_rng(3)
+
+    def f(a):
+        layer._rng = np.random.default_rng(3)      # the same mask on every evaluation
+        return layer(a, training=True)
+    y = np.asarray(f(x))
+    np.testing.assert_allclose(y, np.where(mask, np.asarray(x) / 0.6, 0))
+    check_grads(f)(x)
+
+
+@pytest.mark.parametrize("cls", ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
+                                 "Concatenate"])
+def test_merge_layers_gradients_pass_finite_differences(cls):
+    layer = getattr(tt.layers, cls)(dtype="float64")
+    a, b = tnp.asarray(rng(6).standard_normal((2, 3))), tnp.asarray(rng(7).standard_normal((2, 3)))
+    check_grads(lambda u, v: layer([u, v]), argnums=[0, 1])(a, b)
