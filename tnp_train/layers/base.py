@@ -38,6 +38,7 @@ from .keras_tensor import KerasTensor, Node, flatten, is_symbolic, pack_like
 
 __all__ = ["Layer", "InputSpec"]
 
+_BF16 = _np.dtype(tnp.bfloat16)
 _uid_lock = threading.Lock()
 _name_counts: dict = {}
 _ctx = threading.local()          # .training: the training flag of the enclosing call
@@ -116,6 +117,8 @@ class Layer:
         self.supports_masking = getattr(self, "supports_masking", False)
         self.input_spec = None
         self.stateful = False
+        if "activity_regularizer" not in self.__dict__:
+            self.activity_regularizer = None
         self._inbound_nodes = []
         batch_shape = kwargs.get("batch_input_shape")
         if batch_shape is None:
@@ -214,13 +217,18 @@ class Layer:
         return mask if self.supports_masking else None
 
     def __call__(self, *args, **kwargs):
-        if not args:
-            if "inputs" not in kwargs:
-                raise TypeError(f"{self.name}: missing the inputs argument")
-            args = (kwargs.pop("inputs"),)
-        if is_symbolic(args) or is_symbolic(kwargs):
-            return self._symbolic_call(args, kwargs)
-        inputs = self._convert_inputs(args[0])
+        a0 = args[0] if args else None
+        if isinstance(a0, tnp.ndarray) and (not kwargs or (len(kwargs) == 1 and "training" in kwargs)):
+            # the common eager call, decided without walking the arguments
+            inputs = self._convert_inputs(a0)
+        else:
+            if not args:
+                if "inputs" not in kwargs:
+                    raise TypeError(f"{self.name}: missing the inputs argument")
+                args = (kwargs.pop("inputs"),)
+            if is_symbolic(args) or is_symbolic(kwargs):
+                return self._symbolic_call(args, kwargs)
+            inputs = self._convert_inputs(args[0])
         if not self.built:
             self._maybe_build(_shapes(inputs))
         # training: explicit > inherited from the enclosing call > the call's default
@@ -239,13 +247,13 @@ class Layer:
             self._clear_losses()
         _ctx.training, _ctx.depth = training, depth + 1
         try:
-            if self._autocast and self._dtype_policy.is_mixed and self._weight_attrs:
+            if self._autocast and self._weight_attrs and self._dtype_policy.is_mixed:
                 out = self._call_autocast(inputs, args[1:], kwargs)
             else:
                 out = self.call(inputs, *args[1:], **kwargs)
         finally:
             _ctx.training, _ctx.depth = outer, depth
-        if getattr(self, "activity_regularizer", None) is not None:
+        if self.activity_regularizer is not None:
             for o in flatten(out):
                 self.add_loss(self.activity_regularizer(o) / max(1, o.shape[0]) if o.ndim else
                               self.activity_regularizer(o))
@@ -253,13 +261,19 @@ class Layer:
 
     def _convert_inputs(self, inputs):
         compute = self._dtype_policy.compute_dtype if self._autocast else None
+        if isinstance(inputs, tnp.ndarray):
+            dt = inputs.dtype
+            if compute is None or dt.name == compute or not (dt.kind == "f" or dt == _BF16):
+                return inputs
+            return inputs.astype(compute)
 
         def conv(x):
             if not isinstance(x, tnp.ndarray):
                 if x is None or isinstance(x, (str, bytes, int, float, complex, bool)):
                     return x   # Python scalars stay weakly typed (NumPy 2 promotion)
                 x = tnp.asarray(x)
-            if compute is not None and x.dtype.kind == "f" and x.dtype.name != compute:
+            if compute is not None and (x.dtype.kind == "f" or x.dtype == _BF16) and \
+                    x.dtype.name != compute:
                 x = x.astype(compute)
             return x
 

@@ -178,6 +178,17 @@ class Reduce(Metric):
             self.count = self.add_weight("count")
 
     def update_state(self, values, sample_weight=None):
+        if sample_weight is None or isinstance(sample_weight, (int, float)):
+            # the loss tracker's call: one value (weighted by a batch size), no broadcasting
+            v = values_of(values)
+            if v.ndim == 0:
+                w = 1.0 if sample_weight is None else float(sample_weight)
+                x = float(v)
+                self.total.assign_add(self.total.dtype.type(x * w))
+                if self.reduction != "sum":
+                    self.count.assign_add(self.count.dtype.type(
+                        w if self.reduction == "weighted_mean" else 1))
+                return
         v = values_of(values).astype(_np.float64)
         if sample_weight is not None:
             w = broadcast_weights(self.name, values_of(sample_weight), v.shape, _np.float64)
@@ -192,6 +203,9 @@ class Reduce(Metric):
     def result(self):
         if self.reduction == "sum":
             return self._out(self.total.numpy())
+        if self.total.ndim == 0:
+            t, c = float(self.total._a), float(self.count._a)
+            return self._out(t / c if c else 0.0)
         return self._out(div_no_nan(self.total.numpy(), self.count.numpy()))
 
 
