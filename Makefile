@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo demo-numpy venv bench gpu-check clean
+.PHONY: test demo demo-numpy venv bench bench-train gpu-check clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,13 @@ demo-numpy: $(STAMP)
 bench: $(STAMP)
 	$(PIP) install --quiet -e ".[bench]"
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/op_overhead.py --threads 1 --backends numpy,tnp,torch
+
+# training speed with the reference harness (../shared/bench, beside the checkout)
+BENCH_DIR ?= ../shared/bench
+bench-train: $(STAMP)
+	$(PIP) install --quiet -e ".[bench]"
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=$(BENCH_DIR) $(PY) $(BENCH_DIR)/train_mlp.py --threads 1 --rounds 11 --chunk-s 0.5 --impls numpy-manual,torch,plugin:tnp_plugins:mlp_tape,plugin:tnp_plugins:mlp_fit
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=$(BENCH_DIR) $(PY) $(BENCH_DIR)/train_cnn.py --threads 1 --rounds 7 --chunk-s 1 --impls numpy-im2col,torch,torch-cl,plugin:tnp_plugins:cnn_tape,plugin:tnp_plugins:cnn_fit
 
 # On the lent GPU machine: nothing can be installed there, so use its python directly.
 gpu-check:
