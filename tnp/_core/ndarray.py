@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import copy as _copy_mod
 import operator
+import os as _os
 import sys as _sys
 import weakref
 
@@ -24,7 +25,27 @@ __all__ = ["ndarray", "Scalar", "wrap", "unwrap", "to_backend", "bump_version", 
 
 _nda = _np.ndarray
 _generic = _np.generic
-_new = object.__new__
+
+# The optional C base (tnp/_core/_speedups.c) holds the two fields and does x[key], x.T and
+# x.reshape(...) without a Python frame; without it (or with TNP_PURE_PYTHON=1) the same
+# methods run in Python. Either way the behaviour is defined by the Python methods below.
+_speedups = None
+if not _os.environ.get("TNP_PURE_PYTHON"):
+    try:
+        from . import _speedups
+    except ImportError:  # not compiled (no C compiler when installed): pure Python
+        _speedups = None
+
+if _speedups is not None:
+    _Base = _speedups.ArrayBase
+    _new = _Base.__new__
+else:
+    class _Base:
+        """The pure-Python base of :class:`ndarray`: its two fields."""
+        __slots__ = ("_a", "_dev")
+    _new = object.__new__
+
+SPEEDUPS = _speedups is not None
 _PYSCALARS = (int, float, complex, bool)
 _HOOK = None  # set by state.set_recording_hook
 _state.register_hot_module(globals())
@@ -423,7 +444,7 @@ def _as_host(a):
     return a.get()
 
 
-class ndarray:
+class ndarray(_Base):
     """An N-dimensional array on a device; mirrors ``numpy.ndarray``.
 
     ``tnp.ndarray(shape, dtype=float, buffer=None, offset=0, strides=None, order=None)`` builds
@@ -431,7 +452,7 @@ class ndarray:
     (``__array_finalize__`` is honoured by views, indexing, ufuncs and methods).
     """
 
-    __slots__ = ("_a", "_dev", "__weakref__")
+    __slots__ = ("__weakref__",)   # _a (backend array) and _dev (device) are the base's
     __array_priority__ = 100.0  # win over numpy.ndarray in mixed binary operations
     # Results computed from a subclass instance are instances of the subclass (as NumPy's
     # __array_wrap__ does). A subclass that is a container rather than a kind of array (a
@@ -512,8 +533,7 @@ class ndarray:
         """Write count of this array's buffer (shared with its views); the tape reads it."""
         return version_of(self._a)
 
-    @property
-    def T(self):
+    def _T_py(self):
         r = self._a.T
         if type(self) is ndarray:
             o = _new(ndarray)
@@ -568,7 +588,7 @@ class ndarray:
         bump_version(self._a)
 
     # ------------------------------------------------------------------ indexing
-    def __getitem__(self, key):
+    def _getitem_py(self, key):
         tk = type(key)
         if tk is int or tk is slice:
             r = self._a[key]
@@ -812,7 +832,7 @@ class ndarray:
             _HOOK("view", (self,), {"dtype": dtype}, o)
         return o
 
-    def reshape(self, *shape, order="C", copy=None):
+    def _reshape_py(self, *shape, order="C", copy=None):
         """A view (or copy) with a new shape; mirrors ``numpy.ndarray.reshape``."""
         a = self._a
         if order == "C" and copy is None:
@@ -1001,6 +1021,17 @@ def _rdivmod(self, other):
 
 ndarray.__divmod__ = _divmod
 ndarray.__rdivmod__ = _rdivmod
+
+
+# x[key], x.T and x.reshape(...): the C base's fast paths call back the Python methods for
+# anything but the plain case; without the C base the Python methods are the methods
+if _speedups is None:
+    ndarray.__getitem__ = ndarray._getitem_py
+    ndarray.T = property(ndarray._T_py, doc="The transposed array (a view).")
+    ndarray.reshape = ndarray._reshape_py
+else:
+    _speedups.install(ndarray, _nda, ndarray._getitem_py, ndarray._T_py, ndarray._reshape_py)
+    _state.add_hook_listener(_speedups.set_hook)
 
 
 def _scalar_on(a, dev):

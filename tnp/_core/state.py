@@ -10,6 +10,13 @@ from __future__ import annotations
 
 _hot_modules = []
 _hook = [None]
+_hook_listeners = []   # callables told of every change (the C accelerator's flag)
+
+
+def add_hook_listener(fn):
+    """``fn(hook_or_None)`` is called now and whenever the recording hook changes."""
+    _hook_listeners.append(fn)
+    fn(_hook[0])
 
 
 def register_hot_module(module_globals):
@@ -29,6 +36,8 @@ def set_recording_hook(hook):
     _hook[0] = hook
     for g in _hot_modules:
         g["_HOOK"] = hook
+    for fn in _hook_listeners:
+        fn(hook)
 
 
 def get_recording_hook():

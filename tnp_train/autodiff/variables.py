@@ -14,7 +14,7 @@ import threading
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import bump_version, ndarray, wrap
+from tnp._core.ndarray import _new, bump_version, ndarray, wrap
 
 __all__ = ["Variable", "VariableAggregation", "VariableSynchronization"]
 
@@ -69,7 +69,7 @@ class Variable(ndarray):
         if synchronization is VariableSynchronization.ON_READ and trainable:
             raise ValueError("Variable: synchronization=ON_READ variables cannot be trainable "
                              "(pass trainable=False), as in tf.Variable")
-        o = object.__new__(cls)
+        o = _new(cls)
         o._a = value._a
         o._dev = value._dev
         with _uid_lock:
