@@ -16,6 +16,7 @@ import numpy as _np
 import tnp
 
 from ..utils.random import make_rng
+from ..utils.serialization import class_config, get_object, lookup_config
 
 __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform",
            "TruncatedNormal", "VarianceScaling", "GlorotUniform", "GlorotNormal", "HeUniform",
@@ -357,23 +358,12 @@ _BY_NAME.update({
 
 def serialize(initializer):
     """``{"class_name": ..., "config": ...}`` (``tf.keras.initializers.serialize``)."""
-    if not hasattr(initializer, "get_config"):
-        raise ValueError(f"initializers.serialize: {initializer!r} has no get_config")
-    return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
+    return class_config(initializer, "initializers")
 
 
 def deserialize(config, custom_objects=None):
     """An initializer from a name or a ``serialize`` dict (``tf.keras.initializers.deserialize``)."""
-    if isinstance(config, str):
-        name, kwargs = config, {}
-    elif isinstance(config, dict) and "class_name" in config:
-        name, kwargs = config["class_name"], dict(config.get("config") or {})
-    else:
-        raise ValueError(f"initializers.deserialize: expected a name or a dict with 'class_name', "
-                         f"got {config!r}")
-    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name)
-    if cls is None:
-        raise ValueError(f"Unknown initializer: {name!r}; known: {sorted(_BY_NAME)}")
+    cls, kwargs = lookup_config(config, _BY_NAME, custom_objects, "initializers", "initializer")
     if hasattr(cls, "from_config"):
         return cls.from_config(kwargs)
     return cls(**kwargs)
@@ -382,12 +372,6 @@ def deserialize(config, custom_objects=None):
 def get(identifier):
     """An initializer from its name, a ``serialize`` dict, an instance, a class or a callable;
     None gives None (as ``tf.keras.initializers.get``)."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
     if isinstance(identifier, type) and issubclass(identifier, Initializer):
         return identifier()
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret initializer identifier: {identifier!r}")
+    return get_object(identifier, deserialize, "initializer")

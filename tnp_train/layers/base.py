@@ -34,6 +34,7 @@ import tnp
 from .. import initializers as _initializers
 from ..autodiff import Variable
 from ..mixed_precision.policy import Policy, get_policy
+from ..utils.naming import snake_case
 from .keras_tensor import KerasTensor, Node, flatten, is_symbolic, pack_like
 
 __all__ = ["Layer", "InputSpec"]
@@ -44,15 +45,6 @@ _name_counts: dict = {}
 _ctx = threading.local()          # .training: the training flag of the enclosing call
 _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "input_dim", "batch_size", "autocast",
                    "dynamic", "weights", "input_length"}
-
-
-def _snake(name):
-    out = []
-    for i, c in enumerate(name):
-        if c.isupper() and i and not name[i - 1].isupper():
-            out.append("_")
-        out.append(c.lower())
-    return "".join(out)
 
 
 def unique_name(base):
@@ -110,7 +102,7 @@ class Layer:
         self._trainable = bool(trainable)
         if name is not None and not isinstance(name, str):
             raise TypeError(f"{type(self).__name__}: name must be a string, got {name!r}")
-        self.name = name or unique_name(_snake(type(self).__name__))
+        self.name = name or unique_name(snake_case(type(self).__name__))
         self._dtype_policy = get_policy(dtype)
         self._autocast = kwargs.get("autocast", True)
         self.built = False

@@ -411,7 +411,40 @@ class Conv2DTranspose(_ConvTranspose):
 
 
 # ----------------------------------------------------------------------------- depthwise / separable
-class DepthwiseConv2D(_Conv):
+class _Depthwise(_Conv):
+    """What ``DepthwiseConv2D`` and ``SeparableConv2D`` share: a depthwise kernel
+    ``(kh, kw, cin, depth_multiplier)`` (configured through ``_Conv``'s ``kernel_*`` arguments),
+    applied as a grouped convolution with one group per input channel."""
+
+    def _set_depth_multiplier(self, depth_multiplier, who):
+        try:
+            depth_multiplier = int(depth_multiplier)
+        except (TypeError, ValueError):
+            raise TypeError(f"{who}: depth_multiplier must be an integer, got "
+                            f"{depth_multiplier!r}") from None
+        if depth_multiplier <= 0:
+            raise ValueError(f"{who}: depth_multiplier must be positive, got {depth_multiplier}")
+        self.depth_multiplier = depth_multiplier
+
+    def _add_depthwise_kernel(self, cin):
+        return self.add_weight(
+            "depthwise_kernel", self.kernel_size + (cin, self.depth_multiplier),
+            initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+            constraint=self.kernel_constraint)
+
+    def _grouped_depthwise_kernel(self, x, inputs):
+        """``(kernel, cin)``: the depthwise kernel as a ``conv2d`` kernel for ``cin`` groups,
+        after checking that ``x`` (``inputs`` prepared) has ``cin`` channels."""
+        dk = self.depthwise_kernel
+        cin = dk.shape[2]
+        if x.shape[-1] != cin:
+            raise ValueError(f"Input 0 of layer {self.name} is incompatible with the layer: expected "
+                             f"axis -1 of input shape to have value {cin} (depthwise kernel "
+                             f"{tuple(dk.shape)}) but received input with shape {tuple(inputs.shape)}")
+        return tnp.reshape(dk, tuple(dk.shape[:2]) + (1, cin * self.depth_multiplier)), cin
+
+
+class DepthwiseConv2D(_Depthwise):
     """Mirrors ``tf.keras.layers.DepthwiseConv2D(kernel_size, strides=(1, 1), padding='valid',
     depth_multiplier=1, data_format=None, dilation_rate=(1, 1), activation=None,
     use_bias=True, depthwise_initializer='glorot_uniform', bias_initializer='zeros',
@@ -433,22 +466,12 @@ class DepthwiseConv2D(_Conv):
                          activity_regularizer=activity_regularizer,
                          kernel_constraint=depthwise_constraint, bias_constraint=bias_constraint,
                          **kwargs)
-        try:
-            depth_multiplier = int(depth_multiplier)
-        except (TypeError, ValueError):
-            raise TypeError(f"DepthwiseConv2D: depth_multiplier must be an integer, got "
-                            f"{depth_multiplier!r}") from None
-        if depth_multiplier <= 0:
-            raise ValueError(f"DepthwiseConv2D: depth_multiplier must be positive, got {depth_multiplier}")
-        self.depth_multiplier = depth_multiplier
+        self._set_depth_multiplier(depth_multiplier, "DepthwiseConv2D")
 
     def build(self, input_shape):
         shape = tuple(input_shape)
         cin = self._channels(shape)
-        self.depthwise_kernel = self.add_weight(
-            "depthwise_kernel", self.kernel_size + (cin, self.depth_multiplier),
-            initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-            constraint=self.kernel_constraint)
+        self.depthwise_kernel = self._add_depthwise_kernel(cin)
         self.filters = cin * self.depth_multiplier
         self.bias = self._add_bias()
         super().build(input_shape)
@@ -458,13 +481,7 @@ class DepthwiseConv2D(_Conv):
 
     def call(self, inputs):
         x = self._prepare(inputs)
-        dk = self.depthwise_kernel
-        cin = dk.shape[2]
-        if x.shape[-1] != cin:
-            raise ValueError(f"Input 0 of layer {self.name} is incompatible with the layer: expected "
-                             f"axis -1 of input shape to have value {cin} (depthwise kernel "
-                             f"{tuple(dk.shape)}) but received input with shape {tuple(inputs.shape)}")
-        k = tnp.reshape(dk, tuple(dk.shape[:2]) + (1, cin * self.depth_multiplier))
+        k, cin = self._grouped_depthwise_kernel(x, inputs)
         fused = self._fuse_relu
         y = _ops.conv2d(x, k, self.bias, self.strides, self.padding, self.dilation_rate, cin,
                         "relu" if fused else None)
@@ -481,7 +498,7 @@ class DepthwiseConv2D(_Conv):
                                                _get_constraint)}
 
 
-class SeparableConv2D(_Conv):
+class SeparableConv2D(_Depthwise):
     """Mirrors ``tf.keras.layers.SeparableConv2D(filters, kernel_size, strides=(1, 1),
     padding='valid', data_format=None, dilation_rate=(1, 1), depth_multiplier=1,
     activation=None, use_bias=True, depthwise_initializer='glorot_uniform',
@@ -505,14 +522,7 @@ class SeparableConv2D(_Conv):
                          activity_regularizer=activity_regularizer,
                          kernel_constraint=depthwise_constraint, bias_constraint=bias_constraint,
                          **kwargs)
-        try:
-            depth_multiplier = int(depth_multiplier)
-        except (TypeError, ValueError):
-            raise TypeError(f"SeparableConv2D: depth_multiplier must be an integer, got "
-                            f"{depth_multiplier!r}") from None
-        if depth_multiplier <= 0:
-            raise ValueError(f"SeparableConv2D: depth_multiplier must be positive, got {depth_multiplier}")
-        self.depth_multiplier = depth_multiplier
+        self._set_depth_multiplier(depth_multiplier, "SeparableConv2D")
         self._init_ids.update(pointwise_initializer=pointwise_initializer,
                               pointwise_regularizer=pointwise_regularizer,
                               pointwise_constraint=pointwise_constraint)
@@ -523,10 +533,7 @@ class SeparableConv2D(_Conv):
     def build(self, input_shape):
         shape = tuple(input_shape)
         cin = self._channels(shape)
-        self.depthwise_kernel = self.add_weight(
-            "depthwise_kernel", self.kernel_size + (cin, self.depth_multiplier),
-            initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-            constraint=self.kernel_constraint)
+        self.depthwise_kernel = self._add_depthwise_kernel(cin)
         self.pointwise_kernel = self.add_weight(
             "pointwise_kernel", (1, 1, cin * self.depth_multiplier, self.filters),
             initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
@@ -536,13 +543,7 @@ class SeparableConv2D(_Conv):
 
     def call(self, inputs):
         x = self._prepare(inputs)
-        dk = self.depthwise_kernel
-        cin = dk.shape[2]
-        if x.shape[-1] != cin:
-            raise ValueError(f"Input 0 of layer {self.name} is incompatible with the layer: expected "
-                             f"axis -1 of input shape to have value {cin} (depthwise kernel "
-                             f"{tuple(dk.shape)}) but received input with shape {tuple(inputs.shape)}")
-        k = tnp.reshape(dk, tuple(dk.shape[:2]) + (1, cin * self.depth_multiplier))
+        k, cin = self._grouped_depthwise_kernel(x, inputs)
         h = _ops.conv2d(x, k, None, self.strides, self.padding, self.dilation_rate, cin, None)
         fused = self._fuse_relu
         y = _ops.conv2d(h, self.pointwise_kernel, self.bias, (1, 1), "valid", (1, 1), 1,

@@ -11,29 +11,10 @@ import numpy as _np
 import tnp
 
 from ..autodiff import custom_gradient
+from ._common import work_dtype
 from .base import Layer
 
 __all__ = ["BatchNormalization", "LayerNormalization", "normalize"]
-
-
-def _work_dtype(*arrays):
-    for a in arrays:
-        if a is not None and _np.dtype(a.dtype) == _np.float64:
-            return _np.dtype(_np.float64)
-    return _np.dtype(_np.float32)
-
-
-def _once(grad_fn):
-    """Answer every input position of one backward pass from a single computation."""
-    memo = []
-
-    def g(*dys):
-        if memo and len(memo[0]) == len(dys) and all(a is b for a, b in zip(memo[0], dys)):
-            return memo[1]
-        res = grad_fn(*dys)
-        memo[:] = [dys, res]
-        return res
-    return g
 
 
 def _normalize_axes(axis, ndim, who):
@@ -69,7 +50,7 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
 
     @custom_gradient
     def op(x, gamma, beta):
-        dt = _work_dtype(x, gamma, beta)
+        dt = work_dtype(x, gamma, beta)
         xn = _np.asarray(x, dtype=dt)
         if given:
             mu = _np.asarray(mean, dtype=dt)
@@ -107,7 +88,7 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
                 dx = (dxhat - (s1 + xhat * s2) / n) * inv
             return (tnp.asarray(dx), None if dgamma is None else tnp.asarray(dgamma),
                     None if dbeta is None else tnp.asarray(dbeta))
-        return y, _once(grad_fn)
+        return y, grad_fn
 
     y = op(x, gamma, beta)
     return y, holder["stats"]

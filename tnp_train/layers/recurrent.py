@@ -26,6 +26,7 @@ from .. import activations as _activations
 from .. import initializers as _initializers
 from ..autodiff import custom_gradient
 from ..utils.random import get_rng
+from ._common import work_dtype
 from .base import Layer
 
 __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU",
@@ -33,14 +34,6 @@ __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN", "LSTM", "
 
 
 # ---------------------------------------------------------------------------- helpers
-def _work_dtype(*arrays):
-    """float64 when any input is float64, else float32 (16-bit inputs compute in float32)."""
-    for a in arrays:
-        if a is not None and _np.dtype(a.dtype) == _np.float64:
-            return _np.dtype(_np.float64)
-    return _np.dtype(_np.float32)
-
-
 def _np_of(a, dt):
     return None if a is None else _np.asarray(a, dtype=dt)
 
@@ -74,20 +67,6 @@ def _fusable_name(fn):
 def _ser_act(fn):
     name = _fusable_name(fn)
     return name if name is not None else _activations.serialize(fn)
-
-
-def _once(grad_fn):
-    """The tape asks a custom op's grad_fn once per differentiable input with the same
-    cotangents; compute the backward pass once and answer every position from it."""
-    memo = []
-
-    def g(*dys):
-        if memo and len(memo[0]) == len(dys) and all(a is b for a, b in zip(memo[0], dys)):
-            return memo[1]
-        res = grad_fn(*dys)
-        memo[:] = [dys, res]
-        return res
-    return g
 
 
 class _UnitForgetBias:
@@ -314,7 +293,7 @@ def fused_rnn(kind, x, W, R, b=None, h0=None, c0=None, *, mask=None, rmask=None,
 
     @custom_gradient
     def op(x, W, R, b, h0, c0):
-        dt = _work_dtype(x, W, R, b, h0, c0)
+        dt = work_dtype(x, W, R, b, h0, c0)
         xn = _np.asarray(x, dtype=dt)
         xn = xn if time_major else xn.transpose(1, 0, 2)
         if go_backwards:
@@ -359,7 +338,7 @@ def fused_rnn(kind, x, W, R, b=None, h0=None, c0=None, *, mask=None, rmask=None,
                    None if h0 is None else tnp.asarray(dh0),
                    None if c0 is None else tnp.asarray(dc0)]
             return tuple(res)
-        return tuple(outs), _once(grad_fn)
+        return tuple(outs), grad_fn
 
     return op(x, W, R, b, h0, c0)
 

@@ -17,6 +17,8 @@ import numpy as _np
 import tnp
 
 from ..activations import is_floating as _is_floating
+from ..utils.naming import snake_case
+from ..utils.serialization import get_object, name_or_class_config, split_config
 from . import functions as _f
 from ._weights import broadcast_weights
 from ._xent import compute_dtype, crossentropy
@@ -52,15 +54,6 @@ class Reduction:
             raise ValueError(f"{who}: invalid reduction {key!r}; expected one of {cls.all()}")
 
 
-def _snake(name):
-    out = []
-    for i, c in enumerate(name):
-        if c.isupper() and i and not name[i - 1].isupper():
-            out.append("_")
-        out.append(c.lower())
-    return "".join(out)
-
-
 class Loss:
     """Base class; mirrors ``tf.keras.losses.Loss(reduction="auto", name=None)``. Subclasses
     implement ``call(y_true, y_pred)`` returning per-sample values; ``loss(y_true, y_pred,
@@ -69,7 +62,7 @@ class Loss:
     def __init__(self, reduction="auto", name=None):
         Reduction.validate(reduction, type(self).__name__)
         self.reduction = reduction
-        self.name = name or _snake(type(self).__name__)
+        self.name = name or snake_case(type(self).__name__)
 
     def call(self, y_true, y_pred):
         raise NotImplementedError(f"{type(self).__name__}.call must be implemented")
@@ -336,23 +329,13 @@ _BY_NAME.update({n: getattr(_f, n) for n in _function_names})
 def serialize(loss):
     """A function's name, or ``{"class_name", "config"}`` for a ``Loss``
     (``tf.keras.losses.serialize``)."""
-    if isinstance(loss, Loss):
-        return {"class_name": type(loss).__name__, "config": loss.get_config()}
-    name = getattr(loss, "__name__", None)
-    if name is None:
-        raise ValueError(f"losses.serialize: cannot serialize {loss!r}")
-    return name
+    return name_or_class_config(loss, Loss, "losses")
 
 
 def deserialize(name, custom_objects=None):
     """A loss from its name (a function form, or a class name for a default instance) or a
     ``serialize`` dict (``tf.keras.losses.deserialize``)."""
-    if isinstance(name, dict):
-        if "class_name" not in name:
-            raise ValueError(f"losses.deserialize: a dict needs 'class_name', got {name!r}")
-        key, config = name["class_name"], dict(name.get("config") or {})
-    else:
-        key, config = name, None
+    key, config = split_config(name, "losses")
     obj = (custom_objects or {}).get(key) or _BY_NAME.get(key)
     if obj is None or obj in (Loss, LossFunctionWrapper):
         raise ValueError(f"Unknown loss function: {key!r}; known: "
@@ -366,10 +349,4 @@ def get(identifier):
     """A loss from a name, a ``serialize`` dict, a ``Loss`` or a callable; None gives None.
     As ``tf.keras.losses.get``: snake_case names give the function form
     (``get("mse") is mean_squared_error``), class names an instance."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret loss function identifier: {identifier!r}")
+    return get_object(identifier, deserialize, "loss function")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as _np
 
 from ..losses import functions as _lf
+from ..utils.serialization import get_object, name_or_class_config, split_config
 from .base import Mean, MeanMetricWrapper, Metric, Reduce, Sum, div_no_nan
 from .confusion import (AUC, FalseNegatives, FalsePositives, MeanIoU, Precision, Recall,
                         TrueNegatives, TruePositives)
@@ -179,26 +180,13 @@ _BY_NAME.update(_FUNCTIONS)
 def serialize(metric):
     """A function's name, or ``{"class_name", "config"}`` for a ``Metric``
     (``tf.keras.metrics.serialize``)."""
-    if isinstance(metric, Metric):
-        return {"class_name": type(metric).__name__, "config": metric.get_config()}
-    for n, f in _FUNCTIONS.items():
-        if f is metric and n == getattr(metric, "__name__", None):
-            return n
-    name = getattr(metric, "__name__", None)
-    if name is None:
-        raise ValueError(f"metrics.serialize: cannot serialize {metric!r}")
-    return name
+    return name_or_class_config(metric, Metric, "metrics")
 
 
 def deserialize(config, custom_objects=None):
     """A metric from a name (a function form, or a class name for a default instance) or a
     ``serialize`` dict (``tf.keras.metrics.deserialize``)."""
-    if isinstance(config, dict):
-        if "class_name" not in config:
-            raise ValueError(f"metrics.deserialize: a dict needs 'class_name', got {config!r}")
-        key, kwargs = config["class_name"], dict(config.get("config") or {})
-    else:
-        key, kwargs = config, None
+    key, kwargs = split_config(config, "metrics")
     obj = (custom_objects or {}).get(key) or _BY_NAME.get(key)
     if obj is None or obj in (Metric, MeanMetricWrapper) and kwargs is None:
         raise ValueError(f"Unknown metric function: {key!r}; known: "
@@ -211,10 +199,4 @@ def deserialize(config, custom_objects=None):
 def get(identifier):
     """A metric from a name (``get("accuracy") is accuracy``; class names give an instance), a
     ``serialize`` dict, a ``Metric`` or a callable; None gives None (``tf.keras.metrics.get``)."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret metric identifier: {identifier!r}")
+    return get_object(identifier, deserialize, "metric")

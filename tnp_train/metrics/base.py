@@ -19,17 +19,9 @@ import tnp
 from .. import initializers as _initializers
 from ..autodiff import Variable
 from ..losses._weights import broadcast_weights
+from ..utils.naming import snake_case
 
 __all__ = ["Metric", "Reduce", "Sum", "Mean", "MeanMetricWrapper"]
-
-
-def _snake(name):
-    out = []
-    for i, c in enumerate(name):
-        if c.isupper() and i and not name[i - 1].isupper():
-            out.append("_")
-        out.append(c.lower())
-    return "".join(out)
 
 
 def values_of(x):
@@ -69,7 +61,7 @@ class Metric:
     def __init__(self, name=None, dtype=None, **kwargs):
         if kwargs:
             raise TypeError(f"{type(self).__name__}: unexpected keyword arguments {sorted(kwargs)}")
-        self._name = name or _snake(type(self).__name__)
+        self._name = name or snake_case(type(self).__name__)
         if dtype is None:
             from ..backend import floatx
             dtype = floatx()

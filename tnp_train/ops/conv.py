@@ -201,19 +201,6 @@ def check_first_order(name, *arrays):
                 f"backward pass of {name} and follows its inputs)")
 
 
-def memo_grad_fn(make):
-    """``grad_fn(dy)`` that builds ``LazyGrads`` once per cotangent (the tape calls it once per
-    followed input)."""
-    state = [None, None]
-
-    def grad_fn(dy):
-        if state[0] is not dy:
-            state[0] = dy
-            state[1] = make(dy)
-        return state[1]
-    return grad_fn
-
-
 # ----------------------------------------------------------------------------- scratch buffers
 _scratch_lock = threading.Lock()
 _scratch: dict = {}
@@ -633,6 +620,26 @@ def _act_grad(xp, dy2, y2, relu, want_db):
     return dz, db
 
 
+def _lazy_act_grad(xp, dy2, y2, relu, want_db):
+    """``_act_grad``'s (dz, db) as a function that computes them at its first call: a backward
+    pass's dx, dk and db share them, and the tape may ask for only some of those."""
+    done = []
+
+    def dz_db():
+        if not done:
+            done.append(_act_grad(xp, dy2, y2, relu, want_db))
+        return done[0]
+    return dz_db
+
+
+def _fused_relu(activation, name):
+    """Whether the fused activation is a ReLU (None and "linear" mean none)."""
+    relu = activation == "relu"
+    if activation not in (None, "relu", "linear"):
+        raise ValueError(f"{name}: the fused activation must be None or 'relu', got {activation!r}")
+    return relu
+
+
 # ----------------------------------------------------------------------------- the conv op
 def _prep(x, kernel, bias):
     xa, dev, xp = _unwrap(x)
@@ -646,6 +653,11 @@ def _prep(x, kernel, bias):
 
 def _cast(xp, a, dt):
     return a if a.dtype == dt else a.astype(dt)
+
+
+def _lift_1d(xa, ka):
+    """A rank-1 (NWC) input and kernel as rank-2 ones of height 1."""
+    return xa.reshape(xa.shape[0], 1, xa.shape[1], xa.shape[2]), ka.reshape((1,) + ka.shape)
 
 
 def _grouped_matmul(xp, cols, Kmat, groups, KK, Cg):
@@ -696,9 +708,7 @@ def _check_conv(name, xshape, kshape, groups, rank):
 
 def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, explicit_pads,
           rank, name):
-    relu = activation == "relu"
-    if activation not in (None, "relu", "linear"):
-        raise ValueError(f"{name}: the fused activation must be None or 'relu', got {activation!r}")
+    relu = _fused_relu(activation, name)
     _check_conv(name, tuple(x.shape), tuple(kernel.shape), groups, rank)
     if bias is not None and tuple(bias.shape) != (kernel.shape[-1],):
         raise ValueError(f"{name}: bias of shape {tuple(bias.shape)} does not fit a kernel of shape "
@@ -710,8 +720,7 @@ def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, 
         xa, ka, ba, dev, xp, cdt, odt = _prep(args[0], args[1], args[2] if len(args) > 2 else None)
         xshape, kshape = xa.shape, ka.shape
         if rank == 1:
-            xa = xa.reshape(xa.shape[0], 1, xa.shape[1], xa.shape[2])
-            ka = ka.reshape((1,) + ka.shape)
+            xa, ka = _lift_1d(xa, ka)
         N, H, W, C = xa.shape
         KH, KW, Cg, F = ka.shape
         if explicit_pads is not None:
@@ -744,12 +753,7 @@ def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, 
         def make(dy):
             check_first_order(name, dy, *args)
             dya = _cast(xp, _unwrap(dy)[0], cdt).reshape(-1, F)
-            cache = {}
-
-            def dz_db():
-                if "dz" not in cache:
-                    cache["dz"], cache["db"] = _act_grad(xp, dya, y2, relu, n_args > 2)
-                return cache["dz"], cache["db"]
+            dz_db = _lazy_act_grad(xp, dya, y2, relu, n_args > 2)
 
             def dx():
                 dz = dz_db()[0]
@@ -787,7 +791,7 @@ def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, 
         xshape_dtype = [xa.dtype]
         kdtype = ka.dtype
         bdtype = None if ba is None else ba.dtype
-        return _out(y_out, dev), memo_grad_fn(make)
+        return _out(y_out, dev), make
 
     args = (x, kernel) if bias is None else (x, kernel, bias)
     return _custom_gradient(f)(*args)
@@ -820,12 +824,8 @@ def _winograd_conv(args, name, xa, ka, ba, dev, xc, kc, bc, relu, pt, pl, OH, OW
         check_first_order(name, dy, *args)
         dya = _unwrap(dy)[0]
         dya = (dya if dya.dtype == cdt else dya.astype(cdt)).reshape(-1, F)
+        dz_db = _lazy_act_grad(_np, dya, y2, relu, n_args > 2)
         cache = {}
-
-        def dz_db():
-            if "dz" not in cache:
-                cache["dz"], cache["db"] = _act_grad(_np, dya, y2, relu, n_args > 2)
-            return cache["dz"], cache["db"]
 
         def dM():
             if "dM" not in cache:
@@ -852,7 +852,7 @@ def _winograd_conv(args, name, xa, ka, ba, dev, xc, kc, bc, relu, pt, pl, OH, OW
 
         return LazyGrads([dx, dk] + ([db] if n_args > 2 else []))
 
-    return _out(y_out, dev), memo_grad_fn(make)
+    return _out(y_out, dev), make
 
 
 # ----------------------------------------------------------------------------- transposed
@@ -878,9 +878,7 @@ def conv1d_transpose(x, kernel, bias=None, output_length=None, strides=1, paddin
 
 def _conv_t(x, kernel, bias, output_shape, strides, padding, dilation_rate, activation,
             output_padding, rank, name):
-    relu = activation == "relu"
-    if activation not in (None, "relu", "linear"):
-        raise ValueError(f"{name}: the fused activation must be None or 'relu', got {activation!r}")
+    relu = _fused_relu(activation, name)
     xs, ks = tuple(x.shape), tuple(kernel.shape)
     if len(xs) != rank + 2 or len(ks) != rank + 2:
         raise ValueError(f"{name}: expected input and kernel of rank {rank + 2}, got shapes {xs} and {ks}")
@@ -898,8 +896,7 @@ def _conv_t(x, kernel, bias, output_shape, strides, padding, dilation_rate, acti
         xa, ka, ba, dev, xp, cdt, odt = _prep(args[0], args[1], args[2] if len(args) > 2 else None)
         xshape, kshape = xa.shape, ka.shape
         if rank == 1:
-            xa = xa.reshape(xa.shape[0], 1, xa.shape[1], xa.shape[2])
-            ka = ka.reshape((1,) + ka.shape)
+            xa, ka = _lift_1d(xa, ka)
         N, H, W, Cin = xa.shape
         KH, KW, Co, _ = ka.shape
         if output_shape is None:
@@ -930,12 +927,8 @@ def _conv_t(x, kernel, bias, output_shape, strides, padding, dilation_rate, acti
         def make(dy):
             check_first_order(name, dy, *args)
             dya = _cast(xp, _unwrap(dy)[0], cdt).reshape(-1, Co)
+            dz_db = _lazy_act_grad(xp, dya, y2, relu, n_args > 2)
             cache = {}
-
-            def dz_db():
-                if "dz" not in cache:
-                    cache["dz"], cache["db"] = _act_grad(xp, dya, y2, relu, n_args > 2)
-                return cache["dz"], cache["db"]
 
             def cols():
                 if "cols" not in cache:
@@ -956,7 +949,7 @@ def _conv_t(x, kernel, bias, output_shape, strides, padding, dilation_rate, acti
 
             return LazyGrads([dx, dk] + ([db] if n_args > 2 else []))
 
-        return _out(y_out, dev), memo_grad_fn(make)
+        return _out(y_out, dev), make
 
     args = (x, kernel) if bias is None else (x, kernel, bias)
     return _custom_gradient(f)(*args)

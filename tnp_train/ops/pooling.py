@@ -12,7 +12,7 @@ import numpy as _np
 
 from ..autodiff import custom_gradient as _custom_gradient
 from . import conv as _conv
-from .conv import LazyGrads, _njit, _out, _unwrap, check_first_order, memo_grad_fn
+from .conv import LazyGrads, _njit, _out, _unwrap, check_first_order
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "pool_output_length"]
 
@@ -313,6 +313,6 @@ def _pool(x, pool_size, strides, padding, rank, kind, name):
                 return _out(g if g.dtype == xdt else g.astype(xdt), dev)
             return LazyGrads([dx])
 
-        return _out(y_out, dev), memo_grad_fn(make)
+        return _out(y_out, dev), make
 
     return _custom_gradient(f)(x)

@@ -12,6 +12,8 @@ import numpy as _np
 
 import tnp
 
+from ..utils.serialization import class_config, get_object, lookup_config
+
 __all__ = ["Regularizer", "L1", "L2", "L1L2", "OrthogonalRegularizer", "l1", "l2", "l1_l2",
            "orthogonal_regularizer", "get", "serialize", "deserialize"]
 
@@ -148,23 +150,12 @@ _BY_NAME = {"L1": L1, "L2": L2, "L1L2": L1L2, "OrthogonalRegularizer": Orthogona
 
 def serialize(regularizer):
     """``{"class_name": ..., "config": ...}`` (``tf.keras.regularizers.serialize``)."""
-    if not hasattr(regularizer, "get_config"):
-        raise ValueError(f"regularizers.serialize: {regularizer!r} has no get_config")
-    return {"class_name": type(regularizer).__name__, "config": regularizer.get_config()}
+    return class_config(regularizer, "regularizers")
 
 
 def deserialize(config, custom_objects=None):
     """A regularizer from a name or a ``serialize`` dict (``tf.keras.regularizers.deserialize``)."""
-    if isinstance(config, str):
-        name, kwargs = config, {}
-    elif isinstance(config, dict) and "class_name" in config:
-        name, kwargs = config["class_name"], dict(config.get("config") or {})
-    else:
-        raise ValueError(f"regularizers.deserialize: expected a name or a dict with "
-                         f"'class_name', got {config!r}")
-    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name)
-    if cls is None:
-        raise ValueError(f"Unknown regularizer: {name!r}; known: {sorted(_BY_NAME)}")
+    cls, kwargs = lookup_config(config, _BY_NAME, custom_objects, "regularizers", "regularizer")
     if isinstance(cls, type) and hasattr(cls, "from_config"):
         return cls.from_config(kwargs)
     return cls(**kwargs)
@@ -173,10 +164,4 @@ def deserialize(config, custom_objects=None):
 def get(identifier):
     """A regularizer from a name ("l1", "l2", "l1_l2": L1L2(0.01, 0.01)), a ``serialize`` dict,
     an instance or a callable; None gives None (``tf.keras.regularizers.get``)."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret regularizer identifier: {identifier!r}")
+    return get_object(identifier, deserialize, "regularizer")

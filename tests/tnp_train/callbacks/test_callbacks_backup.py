@@ -169,3 +169,50 @@ def test_batch_level_backup_asks_fit_to_skip_done_batches(tmp_path):
     assert fresh._initial_epoch_from_backup == 1 and fresh._initial_step_from_backup == 2
     for a, b in zip(fresh.get_weights(), model.get_weights()):
         np.testing.assert_array_equal(a, b)
+
+
+def test_mid_epoch_backup_resumes_fit_at_the_next_batch(tmp_path):
+    """save_freq=2: a crash in the middle of epoch 1 resumes at the batch after the last
+    backup, and ends with the weights of an uninterrupted run."""
+    import numpy as np
+    import tnp_train as tt
+
+    r = np.random.default_rng(0)
+    X, Y = r.standard_normal((40, 3)).astype(np.float32), r.integers(0, 2, 40)
+
+    def make():
+        tt.utils.set_random_seed(0)
+        m = tt.Sequential([tt.Input((3,)), tt.layers.Dense(4, activation="relu"), tt.layers.Dense(2)])
+        m.compile(tt.optimizers.Adam(0.01), tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return m
+
+    ref = make()
+    ref.fit(X, Y, batch_size=8, epochs=3, shuffle=False, verbose=0)
+
+    class Crash(tt.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.epoch = 0
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self.epoch = epoch
+
+        def on_train_batch_end(self, batch, logs=None):
+            if self.epoch == 1 and batch == 2:      # after the backup taken at batch 1
+                raise KeyboardInterrupt("simulated crash")
+
+    first = make()
+    backup = tt.callbacks.BackupAndRestore(str(tmp_path / "bk"), save_freq=2)
+    try:
+        first.fit(X, Y, batch_size=8, epochs=3, shuffle=False, verbose=0, callbacks=[backup, Crash()])
+    except KeyboardInterrupt:
+        pass
+    second = make()
+    seen = []
+    log = tt.callbacks.LambdaCallback(on_train_batch_begin=lambda b, logs: seen.append(b))
+    second.fit(X, Y, batch_size=8, epochs=3, shuffle=False, verbose=0,
+               callbacks=[tt.callbacks.BackupAndRestore(str(tmp_path / "bk"), save_freq=2), log])
+    assert seen[0] > 0                            # resumed mid-epoch, not at batch 0
+    assert int(second.optimizer.iterations.numpy()) == int(ref.optimizer.iterations.numpy())
+    for a, b in zip(ref.get_weights(), second.get_weights()):
+        np.testing.assert_array_equal(a, b)
