@@ -174,6 +174,7 @@ class RestoreRecord:
         self.restored = {}        # id(variable) -> variable
         self.slot_handoffs = {}   # key -> (optimizer, variable, slot name)
         self.skip_mismatch = skip_mismatch
+        self.orphan_slots = []    # (optimizer path, variable, slot name, value, key): no optimizer
 
     def unconsumed(self):
         done = set(self.consumed)
@@ -337,6 +338,21 @@ def restore_graph(root, values, rec):
             opt = live.get(opt_path)
             if opt is not None and callable(getattr(opt, "_restore_slot", None)):
                 _handoff_slot(opt, obj, unescape(name), values[key], key, rec)
+            elif opt is None:
+                rec.orphan_slots.append((opt_path, obj, unescape(name), values[key], key))
     for obj, name, sub in deferrals:
         defer(obj, name, _pending(sub, values, live, rec))
     return rec
+
+
+def restore_pending_optimizer(optimizer, pending, orphan_slots):
+    """Apply optimizer state that a restore kept because the model had no optimizer yet (TF
+    restores it when ``compile`` attaches one): its own variables (``pending``, from the
+    ``optimizer`` subtree) and its slots (``orphan_slots``: ``(variable, slot name, value, key,
+    record)``), which the optimizer creates, restored, on its first step."""
+    if pending is not None:
+        restore_into(optimizer, pending)
+    restore_slot = getattr(optimizer, "_restore_slot", None)
+    if callable(restore_slot):
+        for var, name, value, key, rec in orphan_slots:
+            _handoff_slot(optimizer, var, name, value, key, rec)

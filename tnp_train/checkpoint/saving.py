@@ -61,8 +61,10 @@ class _ModelRoot:
 
     def _checkpoint_defer(self, name, pending):
         # values for a model child not created yet wait in the model (an unbuilt model); the
-        # optimizer's values are not kept for later (compile before loading to restore them)
-        if name != "optimizer":
+        # optimizer's wait for `compile` to attach one (as TF restores them)
+        if name == "optimizer":
+            self.model.__dict__["_pending_optimizer_state"] = pending
+        else:
             _graph.defer(self.model, name, pending)
 
 
@@ -84,9 +86,10 @@ def save_weights(model, filepath, overwrite=True):
 def load_weights(model, filepath, skip_mismatch=False):
     """Restore ``model``'s weights from a file written by :func:`save_weights` (or a directory
     written by :func:`save_model`). Weights of layers not built yet are applied when they are
-    built; optimizer state is restored into ``model.optimizer`` if the model is compiled (its
-    slots when they are created). A weight whose shape differs raises ValueError, or is skipped
-    with a warning when ``skip_mismatch``. Returns the load status (``assert_consumed()``...)."""
+    built; optimizer state is restored into ``model.optimizer`` (its slots when they are
+    created), or, when the model is not compiled yet, kept until ``compile`` attaches one. A
+    weight whose shape differs raises ValueError, or is skipped with a warning when
+    ``skip_mismatch``. Returns the load status (``assert_consumed()``...)."""
     filepath = os.fspath(filepath)
     if os.path.isdir(filepath) and os.path.isfile(os.path.join(filepath, CONFIG_NAME)):
         filepath = os.path.join(filepath, WEIGHTS_NAME)
@@ -94,6 +97,11 @@ def load_weights(model, filepath, skip_mismatch=False):
     status = restore_root(root, filepath, skip_mismatch=skip_mismatch)
     if root.optimizer is None:
         status._ignore = _is_optimizer_key   # no warning for the state of an absent optimizer
+        rec = status._rec
+        slots = [(var, name, value, key, rec) for opt_path, var, name, value, key
+                 in rec.orphan_slots if opt_path[:1] == ("optimizer",)]
+        if slots or "_pending_optimizer_state" in model.__dict__:
+            model.__dict__["_pending_optimizer_slots"] = slots
     return status
 
 

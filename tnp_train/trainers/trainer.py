@@ -66,6 +66,12 @@ class Trainer:
             if not isinstance(opt, LossScaleOptimizer):
                 opt = LossScaleOptimizer(opt)
         self.__dict__["optimizer"] = opt
+        pending = self.__dict__.pop("_pending_optimizer_state", None)
+        slots = self.__dict__.pop("_pending_optimizer_slots", None)
+        if pending is not None or slots:
+            # load_weights ran before compile: the saved optimizer state goes to this optimizer
+            from ..checkpoint._graph import restore_pending_optimizer
+            restore_pending_optimizer(opt, pending, slots or [])
         names = self._output_names()
         wide = self.dtype == "float64" or any(w.dtype == "float64" for w in self.weights)
         tracker_dtype = "float64" if wide else "float32"

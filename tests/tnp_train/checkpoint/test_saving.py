@@ -212,3 +212,37 @@ def test_bfloat16_model_weights(tmp_path):
     m2 = tt.Sequential([tt.Input((5,)), tt.layers.Dense(3, dtype="bfloat16")])
     saving.load_weights(m2, p).assert_consumed()
     assert m2.weights[0].dtype == tnp.bfloat16 and _bits(m2.weights) == _bits(m.weights)
+
+
+def test_load_weights_before_compile_restores_the_optimizer_when_compile_attaches_one(tmp_path):
+    """TF restores optimizer state that was loaded before the optimizer existed; so do we."""
+    import numpy as np
+    import tnp_train as tt
+
+    r = np.random.default_rng(0)
+    X, Y = r.standard_normal((16, 3)).astype(np.float32), r.integers(0, 2, 16)
+
+    def make():
+        tt.utils.set_random_seed(0)
+        return tt.Sequential([tt.Input((3,)), tt.layers.Dense(4, activation="relu"),
+                              tt.layers.Dense(2)])
+
+    def comp(m):
+        m.compile(tt.optimizers.Adam(0.01), tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+
+    a = make()
+    comp(a)
+    a.fit(X, Y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    a.save_weights(str(tmp_path / "w"))
+    b = make()
+    b.load_weights(str(tmp_path / "w"))          # no optimizer yet
+    comp(b)                                      # the saved Adam state goes to this optimizer
+    assert int(b.optimizer.iterations.numpy()) == 4
+    a.fit(X, Y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    b.fit(X, Y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    for u, v in zip(a.get_weights(), b.get_weights()):
+        np.testing.assert_array_equal(u, v)
+    for var_a, var_b in zip(a.trainable_variables, b.trainable_variables):
+        for slot in ("m", "v"):
+            np.testing.assert_array_equal(a.optimizer.get_slot(var_a, slot).numpy(),
+                                          b.optimizer.get_slot(var_b, slot).numpy())

@@ -159,3 +159,89 @@ def test_fit_errors():
         m.fit(np.zeros((4, 2)), np.zeros((5, 1)), verbose=0)
     with pytest.raises(ValueError, match="validation"):
         m.fit(np.zeros((1, 2)), np.zeros((1, 1)), validation_split=0.5, verbose=0)
+
+
+def _small_model(seed=0):
+    tt.utils.set_random_seed(seed)
+    m = tt.Sequential([tt.Input((3,)), tt.layers.Dense(4, activation="relu"), tt.layers.Dense(2)])
+    m.compile(tt.optimizers.SGD(0.05), tt.losses.SparseCategoricalCrossentropy(from_logits=True),
+              metrics=["accuracy"])
+    return m
+
+
+def _data(n=24):
+    r = np.random.default_rng(3)
+    return r.standard_normal((n, 3)).astype(np.float32), r.integers(0, 2, n)
+
+
+def test_fit_on_a_dataset_equals_fit_on_arrays():
+    X, Y = _data()
+    a, b = _small_model(), _small_model()
+    ha = a.fit(X, Y, batch_size=6, epochs=3, shuffle=False, verbose=0)
+    ds = tt.data.Dataset.from_tensor_slices((X, Y)).batch(6)
+    hb = b.fit(ds, epochs=3, verbose=0, validation_data=ds)
+    np.testing.assert_allclose(hb.history["loss"], ha.history["loss"], rtol=1e-6)
+    for u, v in zip(a.get_weights(), b.get_weights()):
+        np.testing.assert_array_equal(u, v)
+    assert "val_accuracy" in hb.history
+    np.testing.assert_allclose(b.evaluate(ds, verbose=0), a.evaluate(X, Y, batch_size=6, verbose=0), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(b.predict(ds.map(lambda x, y: x))), np.asarray(a.predict(X)))
+
+
+def test_fit_on_a_generator_with_steps_per_epoch_and_a_repeated_dataset():
+    X, Y = _data()
+
+    def gen():
+        while True:
+            for i in range(0, 24, 6):
+                yield X[i:i + 6], Y[i:i + 6]
+    a, b, c = _small_model(), _small_model(), _small_model()
+    a.fit(X, Y, batch_size=6, epochs=2, shuffle=False, verbose=0)
+    b.fit(gen(), steps_per_epoch=4, epochs=2, verbose=0)
+    c.fit(tt.data.Dataset.from_tensor_slices((X, Y)).batch(6).repeat(), steps_per_epoch=4, epochs=2,
+          verbose=0)
+    for u, v, w in zip(a.get_weights(), b.get_weights(), c.get_weights()):
+        np.testing.assert_array_equal(u, v)
+        np.testing.assert_array_equal(u, w)
+
+
+def test_sample_weight_and_class_weight_scale_the_loss():
+    X, Y = _data(8)
+    m = _small_model()
+    logits = np.asarray(m.predict(X))
+    per = np.log(np.exp(logits).sum(1)) - logits[np.arange(8), Y]
+    w = np.linspace(0.5, 2.0, 8).astype(np.float32)
+    loss = m.evaluate(X, Y, sample_weight=w, batch_size=8, verbose=0)[0]
+    np.testing.assert_allclose(loss, np.mean(per * w), rtol=1e-5)      # Keras: sum(w*l)/batch
+    m2 = _small_model()
+    cw = {0: 1.0, 1: 3.0}
+    hist = m2.fit(X, Y, batch_size=8, epochs=1, shuffle=False, class_weight=cw, verbose=0)
+    np.testing.assert_allclose(hist.history["loss"][0],
+                               np.mean(per * np.where(Y == 1, 3.0, 1.0)), rtol=1e-5)
+
+
+def test_initial_epoch_validation_freq_and_stop_training():
+    X, Y = _data()
+    m = _small_model()
+    h = m.fit(X, Y, epochs=5, initial_epoch=2, validation_data=(X, Y), validation_freq=2, verbose=0)
+    assert h.epoch == [2, 3, 4]
+    assert len(h.history["loss"]) == 3 and len(h.history["val_loss"]) == 1      # epoch 4 only
+
+    class Stop(tt.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if batch == 1:
+                self.model.stop_training = True
+    h = m.fit(X, Y, batch_size=4, epochs=5, callbacks=[Stop()], verbose=0)
+    assert h.epoch == [0]
+
+
+def test_progress_bar_and_verbose_2(capsys):
+    X, Y = _data()
+    m = _small_model()
+    m.fit(X, Y, batch_size=6, epochs=2, verbose=2)
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "Epoch 1/2" in text and "Epoch 2/2" in text and "loss" in text
+    m.fit(X, Y, batch_size=6, epochs=1, verbose=1)
+    out = capsys.readouterr()
+    assert "4/4" in out.out + out.err
