@@ -28,6 +28,7 @@ import numpy as _np
 import tnp
 from tnp._core import state as _state
 from tnp._core.ndarray import ndarray, version_of, wrap
+from tnp._core.devices import get_default_device
 
 from . import registry as _registry
 from .variables import Variable
@@ -690,7 +691,14 @@ class _CustomRule:
         last = self._last
         if last is not None and last[0] is g:
             return last[1]
-        gs = self.grad_fn(*(g if isinstance(g, tuple) else (g,)))
+        first = g[0] if isinstance(g, tuple) else g
+        dev = getattr(first, "_dev", None)
+        # a hand-written backward makes its arrays on the device of the cotangent
+        if dev is not None and dev is not get_default_device():
+            with dev:
+                gs = self.grad_fn(*(g if isinstance(g, tuple) else (g,)))
+        else:
+            gs = self.grad_fn(*(g if isinstance(g, tuple) else (g,)))
         gs = gs if isinstance(gs, (tuple, list)) else (gs,)
         self._last = (g, gs)
         return gs

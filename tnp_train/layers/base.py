@@ -30,6 +30,7 @@ import threading
 import numpy as _np
 
 import tnp
+from tnp._core.devices import get_default_device as _get_default_device
 
 from .. import initializers as _initializers
 from ..autodiff import Variable
@@ -238,6 +239,12 @@ class Layer:
         if depth == 0:
             self._clear_losses()
         _ctx.training, _ctx.depth = training, depth + 1
+        # a layer computes on the device of its inputs: arrays it makes (kernels' results,
+        # masks, statistics) land there even outside a `with tnp.default_device(...)` block
+        dev = inputs._dev if isinstance(inputs, tnp.ndarray) else None
+        scope = dev if dev is not None and dev is not _get_default_device() else None
+        if scope is not None:
+            scope.__enter__()
         try:
             if self._autocast and self._weight_attrs and self._dtype_policy.is_mixed:
                 out = self._call_autocast(inputs, args[1:], kwargs)
@@ -245,6 +252,8 @@ class Layer:
                 out = self.call(inputs, *args[1:], **kwargs)
         finally:
             _ctx.training, _ctx.depth = outer, depth
+            if scope is not None:
+                scope.__exit__(None, None, None)
         if self.activity_regularizer is not None:
             for o in flatten(out):
                 self.add_loss(self.activity_regularizer(o) / max(1, o.shape[0]) if o.ndim else

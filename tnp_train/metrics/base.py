@@ -132,7 +132,7 @@ class Metric:
         """Every state variable back to its initial value."""
         with self._lock:
             for v, init in zip(self._metric_vars, self._initial):
-                v.assign(tnp.asarray(init))
+                v.assign(tnp.asarray(init, device=v.device))
 
     def reset_states(self):
         """TF 2.4's name for :meth:`reset_state`."""

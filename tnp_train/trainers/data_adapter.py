@@ -213,6 +213,14 @@ class DataHandler:
             if idx is None:
                 leaves = [None if a is None else a[lo:hi] for a in flat]
             else:
-                sel = tnp.asarray(idx[lo:hi])
-                leaves = [None if a is None else a[sel] for a in flat]
+                sel = {}    # the batch's indices on each device that holds data
+                leaves = []
+                for a in flat:
+                    if a is None:
+                        leaves.append(None)
+                        continue
+                    d = a.device
+                    if d not in sel:
+                        sel[d] = tnp.asarray(idx[lo:hi], device=d)
+                    leaves.append(a[sel[d]])
             yield self._weights_for(pack_like(self._data, leaves))
