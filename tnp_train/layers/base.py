@@ -261,12 +261,15 @@ class Layer:
         return out
 
     def _convert_inputs(self, inputs):
-        compute = self._dtype_policy.compute_dtype if self._autocast else None
-        if isinstance(inputs, tnp.ndarray):
-            dt = inputs.dtype
-            if compute is None or dt.name == compute or not (dt.kind == "f" or dt == _BF16):
+        if isinstance(inputs, tnp.ndarray):        # the common call, with dtype objects only
+            if not self._autocast:
                 return inputs
-            return inputs.astype(compute)
+            dt = inputs._a.dtype
+            target = self._dtype_policy._compute_np
+            if dt == target or not (dt.kind == "f" or dt == _BF16):
+                return inputs
+            return inputs.astype(target)
+        compute = self._dtype_policy.compute_dtype if self._autocast else None
 
         def conv(x):
             if not isinstance(x, tnp.ndarray):

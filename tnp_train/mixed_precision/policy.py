@@ -24,6 +24,11 @@ _MIXED = {"mixed_float16": "float16", "mixed_bfloat16": "bfloat16"}
 _PLAIN = ("float16", "bfloat16", "float32", "float64", "int32", "int64", "bool", "uint8")
 
 
+def _bf16():
+    import tnp
+    return tnp.bfloat16
+
+
 class Policy:
     """A dtype policy; ``compute_dtype`` and ``variable_dtype`` are dtype names."""
 
@@ -44,6 +49,8 @@ class Policy:
                              f"policies include 'mixed_float16', 'mixed_bfloat16', and the name of "
                              f"any dtype such as 'float32'.")
         self._name = name
+        # the compute dtype as a NumPy dtype object, compared on every layer call
+        self._compute_np = _np.dtype(_bf16() if self._compute == "bfloat16" else self._compute)
 
     @property
     def name(self):

@@ -22,8 +22,14 @@ Conventions are Keras's (TF 2.4): inputs NHWC / NWC; kernels ``(kh, kw, cin // g
 
 float16 / bfloat16 inputs compute in float32 (cast, GEMM, cast back), as tensor cores
 accumulate; float64 stays float64. The array code is written against the module of the input
-(NumPy on the CPU, CuPy on a GPU); the Numba kernels run on NumPy arrays only. Gradients of
-gradients through these ops are refused (NotImplementedError), not silently wrong.
+(NumPy on the CPU, CuPy on a GPU); the Numba kernels run on NumPy arrays only.
+
+Gradients of gradients: when a tape that records *during* the backward pass follows the
+cotangent or an input (a gradient penalty, ``tape.jacobian`` of an input gradient), the backward
+is computed instead with recorded tnp operations (:func:`gather_patches` / :func:`scatter_patches`
+and ``tnp.einsum``; the ReLU mask and the patch index map are constants), so the enclosing tape
+differentiates it, to any order. That path is slower; the fast path above is used whenever no
+such tape is about.
 """
 from __future__ import annotations
 
@@ -37,6 +43,9 @@ from tnp._core.ndarray import ndarray as _tnp_ndarray
 from tnp._core.ndarray import wrap as _wrap
 
 from ..autodiff import custom_gradient as _custom_gradient
+from ..autodiff.tape import needs_gradient as _needs_gradient
+from ..autodiff.tape import recording as _recording
+from ..autodiff.vjps.indexing import untake as _untake
 
 try:  # pragma: no cover - numba is a dependency, the fallback keeps CuPy-only hosts working
     import numba as _numba
@@ -51,7 +60,8 @@ except Exception:  # pragma: no cover
 
 __all__ = ["conv1d", "conv2d", "conv1d_transpose", "conv2d_transpose", "conv_output_length",
            "deconv_output_length", "same_pads", "im2col", "col2im", "scratch", "clear_scratch",
-           "USE_NUMBA", "USE_WINOGRAD", "WINOGRAD_MIN_CHANNELS"]
+           "USE_NUMBA", "USE_WINOGRAD", "WINOGRAD_MIN_CHANNELS", "follows", "patch_index",
+           "gather_patches", "scatter_patches"]
 
 # Set to False to force the plain array-module path on the CPU too (the tests check both).
 USE_NUMBA = HAVE_NUMBA
@@ -177,28 +187,13 @@ class LazyGrads(list):
         return (self[i] for i in range(len(self)))
 
 
-def _recording_tapes():
-    from ..autodiff import tape as _tape
-    local = _tape._local
-    tapes = [t for t in (getattr(local, "tapes", None) or ()) if t._recording]
-    for ref in getattr(local, "passive", None) or ():
-        t = ref()
-        if t is not None and t._passive and t not in tapes:
-            tapes.append(t)
-    return tapes
-
-
-def check_first_order(name, *arrays):
-    """The backward of these ops runs on raw arrays: an enclosing tape that follows its inputs
-    (a gradient of a gradient) would get a wrong answer, so refuse it."""
-    tapes = _recording_tapes()
-    if not tapes:
-        return
-    for t in tapes:
-        if any(a is not None and id(a) in t._watched for a in arrays):
-            raise NotImplementedError(
-                f"{name}: gradients of gradients are not supported (a tape is recording the "
-                f"backward pass of {name} and follows its inputs)")
+def follows(*arrays):
+    """Whether a tape that records now (inside a backward pass: an enclosing tape) follows one of
+    ``arrays``, i.e. whether the backward being run is itself differentiated and must be
+    computed with recorded tnp operations."""
+    if not _recording():
+        return False
+    return any(_needs_gradient([a for a in arrays if a is not None]))
 
 
 # ----------------------------------------------------------------------------- scratch buffers
@@ -751,7 +746,9 @@ def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, 
         n_args = len(args)
 
         def make(dy):
-            check_first_order(name, dy, *args)
+            if follows(dy, *args):   # a gradient of a gradient: the recorded formulas
+                return _conv_grads_recorded(dy, args, y2, dev, relu, rank, groups, (pt, pl),
+                                            (sh, sw), (dh, dw), (OH, OW), cdt)
             dya = _cast(xp, _unwrap(dy)[0], cdt).reshape(-1, F)
             dz_db = _lazy_act_grad(xp, dya, y2, relu, n_args > 2)
 
@@ -821,7 +818,9 @@ def _winograd_conv(args, name, xa, ka, ba, dev, xc, kc, bc, relu, pt, pl, OH, OW
     n_args = len(args)
 
     def make(dy):
-        check_first_order(name, dy, *args)
+        if follows(dy, *args):   # a gradient of a gradient: the recorded (im2col) formulas
+            return _conv_grads_recorded(dy, args, y2, dev, relu, 2, 1, (pt, pl), (1, 1), (1, 1),
+                                        (OH, OW), cdt)
         dya = _unwrap(dy)[0]
         dya = (dya if dya.dtype == cdt else dya.astype(cdt)).reshape(-1, F)
         dz_db = _lazy_act_grad(_np, dya, y2, relu, n_args > 2)
@@ -925,7 +924,9 @@ def _conv_t(x, kernel, bias, output_shape, strides, padding, dilation_rate, acti
         n_args = len(args)
 
         def make(dy):
-            check_first_order(name, dy, *args)
+            if follows(dy, *args):   # a gradient of a gradient: the recorded formulas
+                return _conv_t_grads_recorded(dy, args, y2, dev, relu, rank, (pt, pl), (sh, sw),
+                                              (dh, dw), (OH, OW), cdt)
             dya = _cast(xp, _unwrap(dy)[0], cdt).reshape(-1, Co)
             dz_db = _lazy_act_grad(xp, dya, y2, relu, n_args > 2)
             cache = {}
@@ -954,3 +955,116 @@ def _conv_t(x, kernel, bias, output_shape, strides, padding, dilation_rate, acti
     args = (x, kernel) if bias is None else (x, kernel, bias)
     return _custom_gradient(f)(*args)
 
+
+# ----------------------------------------------------------------------------- recorded backward
+# Used only when the backward pass is itself differentiated (see the module docstring): the same
+# gradients as the kernels above, written with recorded tnp operations. Patches are gathered
+# with a constant index map (fancy indexing, whose VJP is a scatter-add) and scattered back with
+# ``untake`` (whose VJP is the gather), so every order is differentiable.
+def patch_index(H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl):
+    """(OH, OW, KH, KW) NumPy ints: the flat position ``ih * W + iw`` of every patch element of a
+    convolution over an ``(H, W)`` image, or ``H * W`` where it falls in the padding."""
+    ih = (_np.arange(OH) * sh - pt)[:, None, None, None] + (_np.arange(KH) * dh)[None, None, :, None]
+    iw = (_np.arange(OW) * sw - pl)[None, :, None, None] + (_np.arange(KW) * dw)[None, None, None, :]
+    inside = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+    return _np.where(inside, ih * W + iw, H * W).astype(_np.intp)
+
+
+def gather_patches(x, idx):
+    """Recorded im2col: the NHWC tnp array ``x`` -> ``(N, OH, OW, KH, KW, C)`` patches at the
+    positions ``idx`` of :func:`patch_index` (zeros in the padding)."""
+    N, H, W, C = x.shape
+    flat = tnp.reshape(x, (N, H * W, C))
+    flat = tnp.concatenate([flat, tnp.zeros((N, 1, C), dtype=x.dtype, device=x.device)], axis=1)
+    return flat[:, idx, :]
+
+
+def scatter_patches(d, idx, H, W):
+    """Recorded col2im, the adjoint of :func:`gather_patches`: ``(N, OH, OW, KH, KW, C)`` ->
+    ``(N, H, W, C)``, overlapping patches summed, the padding dropped."""
+    N, C = d.shape[0], d.shape[-1]
+    full = _untake(d, (slice(None), idx, slice(None)), (N, H * W + 1, C))
+    return tnp.reshape(full[:, :H * W, :], (N, H, W, C))
+
+
+def _as(a, dt):
+    return a if a.dtype == dt else a.astype(dt)
+
+
+def _masked_cotangent(dy, shape, y2, dev, relu, cdt):
+    """The cotangent before the fused ReLU, recorded: ``dy * (y > 0)`` (the mask a constant)."""
+    dz = _as(tnp.reshape(dy, shape), cdt)
+    if relu:
+        dz = dz * _out((y2 > 0).astype(cdt).reshape(shape), dev)
+    return dz
+
+
+def _conv_grads_recorded(dy, args, y2, dev, relu, rank, groups, pads, strides, dils, out_hw, cdt):
+    """conv1d/conv2d's (dx, dk[, db]) as recorded tnp code: ``dk`` correlates the input's
+    patches with the cotangent, ``dx`` scatters the cotangent times the kernel back."""
+    x, k = (a if isinstance(a, _tnp_ndarray) else tnp.asarray(a) for a in args[:2])
+    xshape, kshape = tuple(x.shape), tuple(k.shape)
+    if rank == 1:
+        x4 = tnp.reshape(x, (xshape[0], 1) + xshape[1:])
+        k4 = tnp.reshape(k, (1,) + kshape)
+    else:
+        x4, k4 = x, k
+    N, H, W, C = x4.shape
+    KH, KW, Cg, F = k4.shape
+    (pt, pl), (sh, sw), (dh, dw), (OH, OW) = pads, strides, dils, out_hw
+    G, Fg = groups, F // groups
+    idx = patch_index(H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl)
+    dz = _masked_cotangent(dy, (N, OH, OW, F), y2, dev, relu, cdt)
+    dzg = tnp.reshape(dz, (N, OH, OW, G, Fg))
+
+    def dx():
+        kg = tnp.reshape(_as(k4, cdt), (KH, KW, Cg, G, Fg))
+        dcols = tnp.einsum("nopgf,ijcgf->nopijgc", dzg, kg)
+        g = scatter_patches(tnp.reshape(dcols, (N, OH, OW, KH, KW, C)), idx, H, W)
+        return _as(tnp.reshape(g, xshape), x.dtype)
+
+    def dk():
+        cols = tnp.reshape(gather_patches(_as(x4, cdt), idx), (N, OH, OW, KH, KW, G, Cg))
+        g = tnp.einsum("nopijgc,nopgf->ijcgf", cols, dzg)
+        return _as(tnp.reshape(g, kshape), k.dtype)
+
+    def db():
+        return _as(tnp.sum(dz, axis=(0, 1, 2)), args[2].dtype)
+
+    return LazyGrads([dx, dk] + ([db] if len(args) > 2 else []))
+
+
+def _conv_t_grads_recorded(dy, args, y2, dev, relu, rank, pads, strides, dils, out_hw, cdt):
+    """conv1d_transpose/conv2d_transpose's (dx, dk[, db]) as recorded tnp code: the cotangent's
+    patches (a forward convolution's geometry) times the kernel, and correlated with the input."""
+    x, k = (a if isinstance(a, _tnp_ndarray) else tnp.asarray(a) for a in args[:2])
+    xshape, kshape = tuple(x.shape), tuple(k.shape)
+    if rank == 1:
+        x4 = tnp.reshape(x, (xshape[0], 1) + xshape[1:])
+        k4 = tnp.reshape(k, (1,) + kshape)
+    else:
+        x4, k4 = x, k
+    N, H, W, Cin = x4.shape
+    KH, KW, Co, _ = k4.shape
+    (pt, pl), (sh, sw), (dh, dw), (OH, OW) = pads, strides, dils, out_hw
+    idx = patch_index(OH, OW, H, W, KH, KW, sh, sw, dh, dw, pt, pl)
+    dz = _masked_cotangent(dy, (N, OH, OW, Co), y2, dev, relu, cdt)
+    cache = {}
+
+    def cols():
+        if "cols" not in cache:
+            cache["cols"] = gather_patches(dz, idx)     # (N, H, W, KH, KW, Co)
+        return cache["cols"]
+
+    def dx():
+        g = tnp.einsum("nhwijo,ijoc->nhwc", cols(), _as(k4, cdt))
+        return _as(tnp.reshape(g, xshape), x.dtype)
+
+    def dk():
+        g = tnp.einsum("nhwijo,nhwc->ijoc", cols(), _as(x4, cdt))
+        return _as(tnp.reshape(g, kshape), k.dtype)
+
+    def db():
+        return _as(tnp.sum(dz, axis=(0, 1, 2)), args[2].dtype)
+
+    return LazyGrads([dx, dk] + ([db] if len(args) > 2 else []))

@@ -5,14 +5,23 @@ and PyTorch route the gradient), so its backward is a scatter. Average pooling w
 padding divides by the number of real (unpadded) elements of each window, as Keras does.
 1-D pooling runs the 2-D kernels on a height-1 view. Numba on NumPy arrays; a shifted-slices
 path written against the array module serves CuPy (and is tested on the CPU too).
+
+When the backward pass is itself differentiated (a tape recording during it follows the
+cotangent or the input: a gradient penalty, a Hessian-vector product), it is computed with
+recorded tnp operations instead: max pooling scatters the cotangent to the saved argmax
+positions (constants) with ``untake``, average pooling scatters ``g / count`` over each window;
+both are linear in the cotangent, so the enclosing tape differentiates them to any order.
 """
 from __future__ import annotations
 
 import numpy as _np
 
+import tnp
+
 from ..autodiff import custom_gradient as _custom_gradient
+from ..autodiff.vjps.indexing import untake as _untake
 from . import conv as _conv
-from .conv import LazyGrads, _njit, _out, _unwrap, check_first_order
+from .conv import LazyGrads, _njit, _out, _unwrap
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "pool_output_length"]
 
@@ -283,7 +292,10 @@ def _pool(x, pool_size, strides, padding, rank, kind, name):
             y_out = y_out.astype(xdt)
 
         def make(dy):
-            check_first_order(name, dy, xarg)
+            if _conv.follows(dy, xarg):   # a gradient of a gradient: recorded tnp code
+                geom = (N, H, W, C, OH, OW, PH, PW, sh, sw, pt, pl)
+                return LazyGrads([lambda: _pool_grad_recorded(dy, kind, saved, fast, geom, xshape,
+                                                              xdt, cdt, dev, xp)])
 
             def dx():
                 d = _unwrap(dy)[0]
@@ -316,3 +328,28 @@ def _pool(x, pool_size, strides, padding, rank, kind, name):
         return _out(y_out, dev), make
 
     return _custom_gradient(f)(x)
+
+
+def _pool_grad_recorded(dy, kind, saved, fast, geom, xshape, xdt, cdt, dev, xp):
+    """The input cotangent of a pooling as recorded tnp code (linear in ``dy``)."""
+    N, H, W, C, OH, OW, PH, PW, sh, sw, pt, pl = geom
+    g = tnp.reshape(dy, (N, OH, OW, C))
+    g = g if g.dtype == cdt else g.astype(cdt)
+    if kind == "max":
+        if fast:
+            pos = saved.astype(_np.intp)          # flat ih * W + iw of each window's maximum
+        else:
+            arg = saved[0]                        # the offset i * PW + j inside the window
+            oh = xp.arange(OH).reshape(1, OH, 1, 1)
+            ow = xp.arange(OW).reshape(1, 1, OW, 1)
+            pos = ((oh * sh - pt + arg // PW) * W + (ow * sw - pl + arg % PW)).astype(xp.intp)
+        key = (xp.arange(N).reshape(N, 1, 1, 1), pos, xp.arange(C).reshape(1, 1, 1, C))
+        dx = _untake(g, key, (N, H * W, C))
+    else:
+        idx = _conv.patch_index(H, W, OH, OW, PH, PW, sh, sw, 1, 1, pt, pl)
+        cnt = _np.maximum((idx < H * W).sum(axis=(2, 3)), 1).astype(cdt).reshape(1, OH, OW, 1)
+        q = g / _out(xp.asarray(cnt), dev)
+        ones = _out(xp.ones((1, 1, 1, PH, PW, 1), dtype=cdt), dev)
+        dx = _conv.scatter_patches(tnp.reshape(q, (N, OH, OW, 1, 1, C)) * ones, idx, H, W)
+    dx = tnp.reshape(dx, xshape)
+    return dx if dx.dtype == xdt else dx.astype(xdt)

@@ -466,18 +466,6 @@ def test_bad_inputs_name_the_layer_and_shapes():
         conv_ops.conv2d_transpose(tnp.zeros((1, 3, 3, 4)), tnp.zeros((3, 3, 2, 3)))
 
 
-def test_gradient_of_gradient_is_refused_not_wrong():
-    x = tnp.asarray(np.random.default_rng(0).standard_normal((1, 4, 4, 2)).astype(np.float32))
-    k = tt.Variable(np.random.default_rng(1).standard_normal((3, 3, 2, 2)).astype(np.float32))
-    with tt.GradientTape() as outer:
-        outer.watch(x)
-        with tt.GradientTape() as inner:
-            inner.watch(x)
-            y = conv_ops.conv2d(x, k, padding="same")
-        with pytest.raises(NotImplementedError, match="conv2d: gradients of gradients"):
-            inner.gradient(y, x)
-
-
 def test_scratch_buffers_are_reused_only_when_free():
     a = conv_ops.scratch((5, 7), np.float32)
     b = conv_ops.scratch((5, 7), np.float32)
