@@ -329,6 +329,18 @@ def make_function(name, section, numpy_function=None, kind="function", doc_extra
                 _HOOK("setitem", args, kwargs, target)
             _call(name, np_fn, resolve, args, kwargs)
             bump_version(target._a)
+    elif creation and name in ("asarray", "asanyarray"):
+        def f(*args, **kwargs):
+            # the common call in library code: wrap a NumPy array on the (CPU) default device
+            if not kwargs and len(args) == 1 and type(args[0]) is _nda and \
+                    get_default_device() is CPU:
+                o = _new(ndarray)
+                o._a = args[0]
+                o._dev = CPU
+                if _HOOK is not None:
+                    _HOOK(name, args, kwargs, o)
+                return o
+            return _call(name, np_fn, resolve, args, kwargs, creation=True)
     elif creation:
         def f(*args, **kwargs):
             return _call(name, np_fn, resolve, args, kwargs, creation=True)

@@ -28,7 +28,7 @@ import numpy as _np
 import tnp
 from tnp._core import state as _state
 from tnp._core.ndarray import ndarray, version_of, wrap
-from tnp._core.devices import get_default_device
+from tnp._core.devices import CPU as _CPU, get_default_device
 
 from . import registry as _registry
 from .variables import Variable
@@ -399,7 +399,8 @@ class GradientTape:
             if og is None:
                 if not _inexact(t.dtype):
                     continue
-                og = tnp.ones(t.shape, dtype=t.dtype, device=_device_of(t))
+                dev = _device_of(t)
+                og = wrap(dev.backend.xp.ones(t.shape, dtype=t.dtype), dev)
             _accumulate(grads, t, og)
         was, was_passive = self._recording, self._passive
         self._recording = self._passive = False  # the backward pass: enclosing tapes only
@@ -509,7 +510,7 @@ class GradientTape:
 
 # ---------------------------------------------------------------------------- helpers
 def _device_of(x):
-    return x.device if isinstance(x, ndarray) else "cpu"
+    return x._dev if isinstance(x, ndarray) else _CPU
 
 
 def _version(a):
