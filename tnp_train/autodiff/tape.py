@@ -672,6 +672,46 @@ def recording():
     return bool(getattr(_local, "passive", None)) and bool(_recording_tapes())
 
 
+class _RefusingRule:
+    """The rule of a hand-written NumPy backward as seen by an enclosing tape: it raises if a
+    gradient ever flows back through it (a gradient of a gradient)."""
+    __slots__ = ("opname",)
+
+    def __init__(self, opname):
+        self.opname = opname
+
+    def for_position(self, i):
+        def outer(ans, *args, **kwargs):
+            def inner(g):
+                raise NotImplementedError(
+                    f"{self.opname}: gradients of gradients are not supported (its backward pass "
+                    f"is hand-written NumPy, not recorded); take the inner gradient outside the "
+                    f"enclosing tape, or write this part with plain tnp operations")
+            return inner
+        return outer
+
+    def for_keyword(self, name):
+        return None
+
+
+def first_order_only(opname, grad_fn, inputs):
+    """Wrap the hand-written NumPy backward ``grad_fn`` of a ``custom_gradient`` op whose
+    inputs are ``inputs``: when an enclosing tape records the backward pass, its results are
+    recorded there with a rule that raises if that tape later differentiates through them, so
+    a gradient of a gradient is refused rather than silently incomplete. First-order use (and
+    an enclosing tape that never asks) costs nothing more."""
+    def wrapped(*dys):
+        res = grad_fn(*dys)
+        if recording():
+            outs = tuple(r for r in (res if isinstance(res, (tuple, list)) else (res,))
+                         if isinstance(r, ndarray))
+            if outs:
+                record_custom(tuple(dys) + tuple(a for a in inputs if a is not None), outs,
+                              _RefusingRule(opname))
+        return res
+    return wrapped
+
+
 def record_custom(args, result, rule):
     """Record a hand-differentiated operation on every tape that records now."""
     for tape in _recording_tapes():

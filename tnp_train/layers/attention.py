@@ -13,6 +13,7 @@ import numpy as _np
 import tnp
 
 from ..autodiff import custom_gradient
+from ..autodiff.tape import first_order_only
 from ..utils.random import get_rng
 from ._common import work_dtype
 from .base import Layer
@@ -111,7 +112,8 @@ def multi_head_attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, *, m
             return (w(dq), w(dk), w(dv), w(dWq), None if dbq is None else w(dbq), w(dWk),
                     None if dbk is None else w(dbk), w(dWv), None if dbv is None else w(dbv),
                     w(dWo), None if dbo is None else w(dbo))
-        return outs, grad_fn
+        return outs, first_order_only("MultiHeadAttention", grad_fn,
+                                      (query, key, value, wq, bq, wk, bk, wv, bv, wo, bo))
 
     return op(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo)
 

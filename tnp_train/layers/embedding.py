@@ -11,6 +11,7 @@ import tnp
 
 from .. import initializers as _initializers
 from ..autodiff import custom_gradient
+from ..autodiff.tape import first_order_only
 from .base import Layer
 
 __all__ = ["Embedding", "embedding_lookup"]
@@ -48,7 +49,7 @@ def embedding_lookup(table, ids, name="embedding_lookup"):
             g = _np.zeros(t.shape, dtype=dt)
             _np.add.at(g, ids_np.reshape(-1), d.reshape(-1, t.shape[1]).astype(dt, copy=False))
             return tnp.asarray(g.astype(t.dtype, copy=False))
-        return y, grad_fn
+        return y, first_order_only(name, grad_fn, (table,))
 
     return op(table)
 

@@ -11,6 +11,7 @@ import numpy as _np
 import tnp
 
 from ..autodiff import custom_gradient
+from ..autodiff.tape import first_order_only
 from ._common import work_dtype
 from .base import Layer
 
@@ -88,7 +89,7 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
                 dx = (dxhat - (s1 + xhat * s2) / n) * inv
             return (tnp.asarray(dx), None if dgamma is None else tnp.asarray(dgamma),
                     None if dbeta is None else tnp.asarray(dbeta))
-        return y, grad_fn
+        return y, first_order_only("normalization", grad_fn, (x, gamma, beta))
 
     y = op(x, gamma, beta)
     return y, holder["stats"]

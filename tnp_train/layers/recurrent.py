@@ -25,6 +25,7 @@ import tnp
 from .. import activations as _activations
 from .. import initializers as _initializers
 from ..autodiff import custom_gradient
+from ..autodiff.tape import first_order_only
 from ..utils.random import get_rng
 from ._common import work_dtype
 from .base import Layer
@@ -338,7 +339,7 @@ def fused_rnn(kind, x, W, R, b=None, h0=None, c0=None, *, mask=None, rmask=None,
                    None if h0 is None else tnp.asarray(dh0),
                    None if c0 is None else tnp.asarray(dc0)]
             return tuple(res)
-        return tuple(outs), grad_fn
+        return tuple(outs), first_order_only(kind.upper(), grad_fn, (x, W, R, b, h0, c0))
 
     return op(x, W, R, b, h0, c0)
 
