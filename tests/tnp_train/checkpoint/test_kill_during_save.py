@@ -151,7 +151,6 @@ def _load_latest(directory, ns):
 @pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "win32",
                     reason="needs fork and SIGKILL")
 def test_sigkill_during_save_leaves_last_completed_checkpoint(tmp_path):
-    t_start = time.monotonic()
     ns = {}
     exec(MODEL_SRC, ns)  # noqa: S102 - the same code the child runs
     directory, side = str(tmp_path / "ckpts"), str(tmp_path / "side.json")
@@ -232,7 +231,7 @@ def test_sigkill_during_save_leaves_last_completed_checkpoint(tmp_path):
         zyg.kill()
         zyg.wait(timeout=10)
         zyg.stdout.close()
-    assert time.monotonic() - t_start < 20
+    # bounded by the per-wait timeouts above and pytest-timeout; no timing is asserted
 
 
 # ------------------------------------------------------------------ training resumes exactly
