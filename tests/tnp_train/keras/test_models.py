@@ -262,3 +262,41 @@ def test_merge_layers_gradients_pass_finite_differences(cls):
     layer = getattr(tt.layers, cls)(dtype="float64")
     a, b = tnp.asarray(rng(6).standard_normal((2, 3))), tnp.asarray(rng(7).standard_normal((2, 3)))
     check_grads(lambda u, v: layer([u, v]), argnums=[0, 1])(a, b)
+
+
+def test_batch_methods_build_get_layer_clone_and_json():
+    import json as _json
+    X = rng(9).standard_normal((6, 3)).astype(np.float32)
+    Y = np.array([0, 1, 0, 1, 1, 0])
+    m = tt.Sequential([tt.Input((3,)), tt.layers.Dense(4, activation="relu", name="hidden"),
+                       tt.layers.Dense(2, name="out")])
+    m.compile(tt.optimizers.SGD(0.1), tt.losses.SparseCategoricalCrossentropy(from_logits=True),
+              metrics=["accuracy"])
+    loss0, _ = m.test_on_batch(X, Y)
+    m.train_on_batch(X, Y)
+    loss1, _ = m.test_on_batch(X, Y)
+    assert loss1 < loss0
+    np.testing.assert_allclose(np.asarray(m.predict_on_batch(X)), np.asarray(m.predict(X)), rtol=1e-6)
+    assert m.get_layer("hidden") is m.layers[0] and m.get_layer(index=1).name == "out"
+    with pytest.raises(ValueError, match="No such layer"):
+        m.get_layer("nope")
+    clone = tt.models.clone_model(m)
+    assert [l.name for l in clone.layers] == ["hidden", "out"] and clone.count_params() == m.count_params()
+    again = tt.models.model_from_json(_json.dumps({"class_name": "Sequential", "config": m.get_config()}))
+    again.set_weights(m.get_weights())
+    np.testing.assert_allclose(np.asarray(again(X)), np.asarray(m(X)), rtol=1e-6)
+
+    class Sub(tt.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = tt.layers.Dense(2)
+
+        def call(self, x):
+            return self.d(x)
+    s = Sub()
+    s.build((None, 5))
+    assert s.built and s.d.kernel.shape == (5, 2)
+    with pytest.raises(NotImplementedError, match="subclassed model"):
+        s.get_config()
+    tt.backend.clear_session()
+    assert tt.layers.Dense(1).name == "dense"
