@@ -6,6 +6,8 @@ metrics), ``test_step`` and ``predict_step``. Callbacks see Keras's hooks; logs 
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as _np
 
 import tnp
@@ -248,7 +250,9 @@ class Trainer:
             self.reset_metrics()
             cbs.on_epoch_begin(epoch)
             logs = {}
+            seen = 0
             for step, batch in enumerate(data.epoch_iterator()):
+                seen += 1
                 if skip:
                     skip -= 1
                     continue
@@ -257,10 +261,15 @@ class Trainer:
                 cbs.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
-            if not logs:
-                if step_count_zero(data):
+            if not seen:
+                if epoch == start:
                     raise ValueError("Unexpected result of `train_function` (Empty logs): the "
                                      "training data produced no batches")
+                warnings.warn("Your input ran out of data; interrupting training. Make sure that "
+                              "your dataset or generator can generate at least `steps_per_epoch "
+                              "* epochs` batches.", stacklevel=2)
+                break
+            if not logs:
                 logs = self._logs()    # every batch of a resumed epoch was done before
             epoch_logs = dict(logs)
             if val is not None and _should_validate(epoch, validation_freq):
@@ -355,6 +364,3 @@ def _should_validate(epoch, freq):
         return (epoch + 1) % freq == 0
     return epoch + 1 in freq
 
-
-def step_count_zero(data):
-    return data.steps_per_epoch == 0

@@ -245,3 +245,17 @@ def test_progress_bar_and_verbose_2(capsys):
     m.fit(X, Y, batch_size=6, epochs=1, verbose=1)
     out = capsys.readouterr()
     assert "4/4" in out.out + out.err
+
+
+def test_a_one_shot_generator_that_runs_out_stops_training_with_a_warning():
+    X, Y = _data()
+
+    def gen():
+        for i in range(0, 24, 6):
+            yield X[i:i + 6], Y[i:i + 6]
+    m = _small_model()
+    with pytest.warns(UserWarning, match="ran out of data"):
+        h = m.fit(gen(), epochs=3, verbose=0)
+    assert h.epoch == [0]
+    with pytest.raises(ValueError, match="no batches"):
+        m.fit(iter([]), epochs=1, verbose=0)
