@@ -2,7 +2,8 @@
 
 ``MultiHeadAttention`` is ONE tape node per call: projections, scaled dot products, masked
 softmax (float32 under 16-bit inputs), dropout on the probabilities and the output projection
-run in NumPy, with a hand-written backward pass.
+run with the array module of the query's device (``xp``: NumPy on the CPU, CuPy on a GPU),
+with a hand-written backward pass; the results and gradients stay on that device.
 """
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import math
 import numpy as _np
 
 import tnp
+from tnp._core.ndarray import wrap
 
 from ..autodiff import custom_gradient
 from ..autodiff.tape import first_order_only
 from ..utils.random import get_rng
-from ._common import work_dtype
+from ._common import work_dtype, device_of as _device_of, on_device
 from .base import Layer
 
 __all__ = ["MultiHeadAttention", "Attention", "multi_head_attention"]
@@ -23,9 +25,13 @@ __all__ = ["MultiHeadAttention", "Attention", "multi_head_attention"]
 _NEG = -1e9
 
 
-def _softmax(s):
+def _on(a, dev, xp, dt=None, who="attention", strict=True):
+    return on_device(a, dev, xp, dt, who, strict)
+
+
+def _softmax(xp, s):
     m = s.max(axis=-1, keepdims=True)
-    e = _np.exp(s - m)
+    e = xp.exp(s - m)
     e /= e.sum(axis=-1, keepdims=True)
     return e
 
@@ -39,18 +45,21 @@ def multi_head_attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, *, m
     ``bo`` (O,) (biases may be None); ``mask`` (B, T, S) booleans (True: attend);
     ``dropout_mask`` (B, H, T, S) scaled keep mask for the probabilities. Returns the output
     (B, T, O), and with ``return_scores`` also the probabilities (B, H, T, S) (before dropout,
-    as Keras returns them)."""
+    as Keras returns them). Runs on ``query``'s device (the masks move there); the results and
+    the gradients are on that device."""
+    who = "MultiHeadAttention"
     out_dtype = query.dtype
-    mask_np = None if mask is None else _np.asarray(mask).astype(bool)
-    drop_np = None if dropout_mask is None else _np.asarray(dropout_mask)
+    dev, xp = _device_of(query)
+    mask_np = None if mask is None else _on(mask, dev, xp, strict=False).astype(bool)
+    drop_np = None if dropout_mask is None else _on(dropout_mask, dev, xp, strict=False)
 
     @custom_gradient
     def op(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo):
         dt = work_dtype(query, key, value, wq, wk, wv, wo)
-        q = _np.asarray(query, dtype=dt)
-        k = _np.asarray(key, dtype=dt)
-        v = _np.asarray(value, dtype=dt)
-        Wq, Wk, Wv, Wo = (_np.asarray(w, dtype=dt) for w in (wq, wk, wv, wo))
+        q = _on(query, dev, xp, dt, who)
+        k = _on(key, dev, xp, dt, who)
+        v = _on(value, dev, xp, dt, who)
+        Wq, Wk, Wv, Wo = (_on(w, dev, xp, dt, who) for w in (wq, wk, wv, wo))
         B, T, Dq = q.shape
         S = k.shape[1]
         H, K = Wq.shape[1], Wq.shape[2]
@@ -60,31 +69,31 @@ def multi_head_attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, *, m
         Kp = (k.reshape(B * S, -1) @ Wk.reshape(-1, H * K)).reshape(B, S, H, K)
         Vp = (v.reshape(B * S, -1) @ Wv.reshape(-1, H * V)).reshape(B, S, H, V)
         if bq is not None:
-            Q += _np.asarray(bq, dtype=dt)
+            Q += _on(bq, dev, xp, dt, who)
         if bk is not None:
-            Kp += _np.asarray(bk, dtype=dt)
+            Kp += _on(bk, dev, xp, dt, who)
         if bv is not None:
-            Vp += _np.asarray(bv, dtype=dt)
+            Vp += _on(bv, dev, xp, dt, who)
         Qh = Q.transpose(0, 2, 1, 3) * scale           # (B, H, T, K)
         Kh = Kp.transpose(0, 2, 3, 1)                   # (B, H, K, S)
         Vh = Vp.transpose(0, 2, 1, 3)                   # (B, H, S, V)
         scores = Qh @ Kh                                # (B, H, T, S)
         if mask_np is not None:
-            scores = scores + _np.where(mask_np[:, None], dt.type(0), dt.type(_NEG))
-        probs = _softmax(scores)
+            scores = scores + xp.where(mask_np[:, None], dt.type(0), dt.type(_NEG))
+        probs = _softmax(xp, scores)
         dropped = probs * drop_np.astype(dt) if drop_np is not None else probs
         ctx = dropped @ Vh                              # (B, H, T, V)
         ctx2 = ctx.transpose(0, 2, 1, 3).reshape(B * T, H * V)
         Wo2 = Wo.reshape(H * V, O)
         out = ctx2 @ Wo2
         if bo is not None:
-            out += _np.asarray(bo, dtype=dt)
-        outs = tnp.asarray(out.reshape(B, T, O).astype(out_dtype, copy=False))
+            out += _on(bo, dev, xp, dt, who)
+        outs = wrap(out.reshape(B, T, O).astype(out_dtype, copy=False), dev)
         if return_scores:
-            outs = (outs, tnp.asarray(probs.astype(out_dtype)))
+            outs = (outs, wrap(probs.astype(out_dtype), dev))
 
         def grad_fn(*dys):
-            dout = _np.asarray(dys[0], dtype=dt).reshape(B * T, O)
+            dout = _on(dys[0], dev, xp, dt, who, strict=False).reshape(B * T, O)
             dbo = dout.sum(0) if bo is not None else None
             dWo = (ctx2.T @ dout).reshape(H, V, O)
             dctx = (dout @ Wo2.T).reshape(B, T, H, V).transpose(0, 2, 1, 3)   # (B, H, T, V)
@@ -92,7 +101,7 @@ def multi_head_attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, *, m
             dVh = dropped.transpose(0, 1, 3, 2) @ dctx                       # (B, H, S, V)
             dprobs = ddropped * drop_np.astype(dt) if drop_np is not None else ddropped
             if return_scores and dys[1] is not None:
-                dprobs = dprobs + _np.asarray(dys[1], dtype=dt)
+                dprobs = dprobs + _on(dys[1], dev, xp, dt, who, strict=False)
             dscores = probs * (dprobs - (dprobs * probs).sum(-1, keepdims=True))
             dQh = (dscores @ Kh.transpose(0, 1, 3, 2)) * scale               # (B, H, T, K)
             dKh = Qh.transpose(0, 1, 3, 2) @ dscores                         # (B, H, K, S)
@@ -108,7 +117,8 @@ def multi_head_attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, *, m
             dbq = dQ.sum(0).reshape(H, K) if bq is not None else None
             dbk = dK.sum(0).reshape(H, K) if bk is not None else None
             dbv = dV.sum(0).reshape(H, V) if bv is not None else None
-            w = tnp.asarray
+            def w(a):
+                return wrap(a, dev)
             return (w(dq), w(dk), w(dv), w(dWq), None if dbq is None else w(dbq), w(dWk),
                     None if dbk is None else w(dbk), w(dWv), None if dbv is None else w(dbv),
                     w(dWo), None if dbo is None else w(dbo))
@@ -246,11 +256,12 @@ class MultiHeadAttention(Layer):
         q3 = query.reshape(B, T, query.shape[-1]) if len(tq) != 1 else query
         k3 = key.reshape(B, S, key.shape[-1]) if len(ts) != 1 else key
         v3 = value.reshape(B, S, value.shape[-1]) if len(ts) != 1 else value
+        dev, xp = _device_of(query)
         mask = None
         if attention_mask is not None:
-            m = _np.asarray(attention_mask).astype(bool)
+            m = _on(attention_mask, dev, xp, strict=False).astype(bool)
             try:
-                m = _np.broadcast_to(m, (B,) + tq + ts)
+                m = xp.broadcast_to(m, (B,) + tq + ts)
             except ValueError:
                 raise ValueError(f"{self.name}: attention_mask of shape {m.shape} does not "
                                  f"broadcast to {(B,) + tq + ts} (batch, query axes, key "
@@ -259,7 +270,8 @@ class MultiHeadAttention(Layer):
         drop = None
         if training and self.dropout > 0:
             keep = 1.0 - self.dropout
-            drop = (get_rng().random((B, self.num_heads, T, S)) < keep) / keep
+            # drawn on the host (the seeded NumPy Generator), moved to the device as booleans
+            drop = xp.asarray(get_rng().random((B, self.num_heads, T, S)) < keep) / keep
         O = int(_np.prod(self._out_dims))
         wo = self.output_kernel.reshape(self.num_heads, self.value_dim, O)
         bo = self.output_bias.reshape(O) if self.output_bias is not None else None
@@ -338,14 +350,15 @@ class Attention(Layer):
         if in_dtype.name in ("float16", "bfloat16"):
             scores = scores.astype("float32")
         T, S = scores.shape[1], scores.shape[2]
+        dev, xp = _device_of(scores)
         hide = None
         if vm is not None:
-            hide = ~_np.asarray(vm).astype(bool)[:, None, :]
+            hide = ~_on(vm, dev, xp, strict=False).astype(bool)[:, None, :]
         if self.causal:
-            c = _np.triu(_np.ones((T, S), bool), k=1)[None]
+            c = xp.triu(xp.ones((T, S), bool), k=1)[None]
             hide = c if hide is None else (hide | c)
         if hide is not None:
-            scores = scores - tnp.asarray(hide.astype(scores.dtype) * 1e9)
+            scores = scores - wrap(hide.astype(scores._a.dtype) * 1e9, dev)
         from ..autodiff import stop_gradient
         e = tnp.exp(scores - tnp.max(stop_gradient(scores), axis=-1, keepdims=True))
         probs = e / tnp.sum(e, axis=-1, keepdims=True)
@@ -353,12 +366,13 @@ class Attention(Layer):
         p = probs
         if training and self.dropout > 0:
             keep = 1.0 - self.dropout
-            dm = (get_rng().random(tuple(p.shape)) < keep).astype(p.dtype)
-            dm /= _np.asarray(keep, p.dtype)
-            p = p * tnp.asarray(dm)
+            pdt = p._a.dtype
+            dm = xp.asarray(get_rng().random(tuple(p.shape)) < keep).astype(pdt)
+            dm /= xp.asarray(keep, dtype=pdt)
+            p = p * wrap(dm, dev)
         out = tnp.matmul(p, v)
         if qm is not None:
-            out = out * tnp.asarray(_np.asarray(qm).astype(out.dtype)[..., None])
+            out = out * wrap(_on(qm, dev, xp, strict=False).astype(out._a.dtype)[..., None], dev)
         if return_attention_scores:
             return out, p      # after dropout, as TF 2.4 returns them
         return out
@@ -367,7 +381,11 @@ class Attention(Layer):
         if mask is None or not isinstance(mask, (list, tuple)):
             return None
         qm = mask[0]
-        return None if qm is None else tnp.asarray(_np.asarray(qm).astype(bool))
+        if qm is None:
+            return None
+        if isinstance(qm, tnp.ndarray):
+            return wrap(qm._a.astype(bool), qm._dev)
+        return tnp.asarray(_np.asarray(qm).astype(bool))
 
     def compute_output_shape(self, input_shape):
         q, v = input_shape[0], input_shape[1]

@@ -222,8 +222,17 @@ class Layer:
             if is_symbolic(args) or is_symbolic(kwargs):
                 return self._symbolic_call(args, kwargs)
             inputs = self._convert_inputs(args[0])
+        # a layer computes on the device of its inputs: arrays it makes (its weights when the
+        # call builds it, kernels' results, masks, statistics) land there even outside a
+        # `with tnp.default_device(...)` block
+        dev = inputs._dev if isinstance(inputs, tnp.ndarray) else None
+        scope = dev if dev is not None and dev is not _get_default_device() else None
         if not self.built:
-            self._maybe_build(_shapes(inputs))
+            if scope is not None:
+                with scope:
+                    self._maybe_build(_shapes(inputs))
+            else:
+                self._maybe_build(_shapes(inputs))
         # training: explicit > inherited from the enclosing call > the call's default
         outer = getattr(_ctx, "training", None)
         depth = getattr(_ctx, "depth", 0)
@@ -239,10 +248,6 @@ class Layer:
         if depth == 0:
             self._clear_losses()
         _ctx.training, _ctx.depth = training, depth + 1
-        # a layer computes on the device of its inputs: arrays it makes (kernels' results,
-        # masks, statistics) land there even outside a `with tnp.default_device(...)` block
-        dev = inputs._dev if isinstance(inputs, tnp.ndarray) else None
-        scope = dev if dev is not None and dev is not _get_default_device() else None
         if scope is not None:
             scope.__enter__()
         try:

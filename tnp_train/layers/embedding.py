@@ -1,25 +1,35 @@
 """``Embedding``: integer ids to rows of a table (TF 2.4 ``tf.keras.layers.Embedding``).
 
 The lookup is one tape node; its gradient is a dense scatter-add of the output cotangent into a
-table of zeros (``np.add.at``), summing over repeated ids.
+table of zeros (``np.add.at``, ``cupyx.scatter_add`` on a GPU), summing over repeated ids. Both
+run with the array module of the table's device (``xp``) and leave their results there.
 """
 from __future__ import annotations
 
 import numpy as _np
 
 import tnp
+from tnp._core.ndarray import wrap
 
-from .. import initializers as _initializers
 from ..autodiff import custom_gradient
 from ..autodiff.tape import first_order_only
 from .base import Layer
+from ._common import device_of as _device_of, scatter_add
 
 __all__ = ["Embedding", "embedding_lookup"]
 
 
+def _data_on(a, dev, xp):
+    """The backend array of non-differentiated data ``a`` (ids, masks) on ``dev``: tnp arrays
+    elsewhere and NumPy arrays move there, as tnp moves NumPy operands."""
+    if isinstance(a, tnp.ndarray):
+        return (a if a._dev is dev else a.to_device(dev))._a
+    return xp.asarray(a)
+
+
 def _check_ids(ids, n, who):
     if ids.size:
-        lo, hi = int(ids.min()), int(ids.max())
+        lo, hi = int(ids.min()), int(ids.max())   # the only reads back to the host
         if lo < 0 or hi >= n:
             bad = lo if lo < 0 else hi
             raise ValueError(f"{who}: id {bad} is out of range [0, {n}) (input_dim={n}); "
@@ -28,27 +38,31 @@ def _check_ids(ids, n, who):
 
 def embedding_lookup(table, ids, name="embedding_lookup"):
     """``table[ids]`` as one tape node; the gradient reaches ``table`` only (ids are integers).
-    Ids outside ``[0, table.shape[0])`` raise ValueError naming ``name``."""
-    ids_np = _np.asarray(ids)
-    if ids_np.dtype.kind not in "iu":
-        if ids_np.dtype.kind in "fb":
-            ids_np = ids_np.astype(_np.int64)
+    Ids outside ``[0, table.shape[0])`` raise ValueError naming ``name``. Runs on the table's
+    device (ids given as NumPy arrays or on another device move there); the result and the
+    gradient are on that device."""
+    dev, xp = _device_of(table)
+    ids_b = _data_on(ids, dev, xp)
+    if ids_b.dtype.kind not in "iu":
+        if ids_b.dtype.kind in "fb":
+            ids_b = ids_b.astype(_np.int64)
         else:
-            raise TypeError(f"{name}: ids must be integers, got dtype {ids_np.dtype}")
+            raise TypeError(f"{name}: ids must be integers, got dtype {ids_b.dtype}")
     n = table.shape[0]
-    _check_ids(ids_np, n, name)
+    _check_ids(ids_b, n, name)
 
     @custom_gradient
     def op(table):
-        t = _np.asarray(table)
-        y = tnp.asarray(_np.take(t, ids_np, axis=0))
+        t = table._a if isinstance(table, tnp.ndarray) else xp.asarray(table)
+        y = wrap(xp.take(t, ids_b, axis=0), dev)
 
         def grad_fn(dy):
-            d = _np.asarray(dy)
+            d = _data_on(dy, dev, xp)
             dt = _np.float64 if d.dtype == _np.float64 else _np.float32
-            g = _np.zeros(t.shape, dtype=dt)
-            _np.add.at(g, ids_np.reshape(-1), d.reshape(-1, t.shape[1]).astype(dt, copy=False))
-            return tnp.asarray(g.astype(t.dtype, copy=False))
+            g = xp.zeros(t.shape, dtype=dt)
+            scatter_add(xp, g, ids_b.reshape(-1),
+                        d.reshape(-1, t.shape[1]).astype(dt, copy=False))
+            return wrap(g.astype(t.dtype, copy=False), dev)
         return y, first_order_only(name, grad_fn, (table,))
 
     return op(table)
@@ -104,6 +118,8 @@ class Embedding(Layer):
     def compute_mask(self, inputs, mask=None):
         if not self.mask_zero:
             return None
+        if isinstance(inputs, tnp.ndarray):
+            return wrap(inputs._a != 0, inputs._dev)
         return tnp.asarray(_np.asarray(inputs) != 0)
 
     def compute_output_shape(self, input_shape):

@@ -1,21 +1,27 @@
 """Normalization layers: ``BatchNormalization`` and ``LayerNormalization`` (TF 2.4 signatures).
 
-Each forward pass and its backward pass is ONE tape node (a ``custom_gradient`` op written in
-NumPy). Statistics are computed in float32 when the inputs are float16/bfloat16 (float64 stays
-float64); the result is cast back to the input dtype.
+Each forward pass and its backward pass is ONE tape node (a ``custom_gradient`` op written
+against the array module of the input's device, ``xp``: NumPy on the CPU, CuPy on a GPU, so
+nothing leaves the device). Statistics are computed in float32 when the inputs are
+float16/bfloat16 (float64 stays float64); the result is cast back to the input dtype.
 """
 from __future__ import annotations
 
 import numpy as _np
 
 import tnp
+from tnp._core.ndarray import wrap
 
 from ..autodiff import custom_gradient
 from ..autodiff.tape import first_order_only
-from ._common import work_dtype
+from ._common import work_dtype, device_of as _device_of, on_device
 from .base import Layer
 
 __all__ = ["BatchNormalization", "LayerNormalization", "normalize"]
+
+
+def _on(a, dev, xp, dt, who, strict=True):
+    return on_device(a, dev, xp, dt, who, strict)
 
 
 def _normalize_axes(axis, ndim, who):
@@ -35,43 +41,47 @@ def _normalize_axes(axis, ndim, who):
 def normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
     """``(x - mean) / sqrt(variance + epsilon) * gamma + beta`` as one tape node.
 
-    ``stat_axes``: the axes the statistics reduce over. With ``mean``/``variance`` given (NumPy
-    arrays broadcastable to ``x``, not differentiated) they are used; otherwise the batch's
-    (biased) statistics are computed and differentiated through. ``gamma``/``beta`` (or None)
-    broadcast against ``x``."""
+    ``stat_axes``: the axes the statistics reduce over. With ``mean``/``variance`` given
+    (arrays broadcastable to ``x``: tnp, NumPy or backend arrays; not differentiated) they are
+    used; otherwise the batch's (biased) statistics are computed and differentiated through.
+    ``gamma``/``beta`` (or None) broadcast against ``x``. Computes with the array module of
+    ``x``'s device; the result and the gradients are on that device."""
     return _normalize(x, gamma, beta, stat_axes, epsilon, mean, variance)[0]
 
 
 def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
-    """``normalize``, also returning the statistics used, ``(mean, var)`` NumPy arrays."""
+    """``normalize``, also returning the statistics used, ``(mean, var)`` backend arrays of
+    ``x``'s device."""
     stat_axes = tuple(stat_axes)
     given = mean is not None
     out_dtype = x.dtype
     holder = {}
+    who = "normalization"
 
     @custom_gradient
     def op(x, gamma, beta):
+        dev, xp = _device_of(x)
         dt = work_dtype(x, gamma, beta)
-        xn = _np.asarray(x, dtype=dt)
+        xn = _on(x, dev, xp, dt, who)
         if given:
-            mu = _np.asarray(mean, dtype=dt)
-            var = _np.asarray(variance, dtype=dt)
+            mu = _on(mean, dev, xp, dt, who, strict=False)
+            var = _on(variance, dev, xp, dt, who, strict=False)
         else:
             mu = xn.mean(axis=stat_axes, keepdims=True)
             xc = xn - mu
-            var = _np.mean(xc * xc, axis=stat_axes, keepdims=True)
-        inv = 1.0 / _np.sqrt(var + dt.type(epsilon))
+            var = xp.mean(xc * xc, axis=stat_axes, keepdims=True)
+        inv = 1.0 / xp.sqrt(var + dt.type(epsilon))
         xhat = (xn - mu) * inv
         holder["stats"] = (mu, var)
-        g = None if gamma is None else _np.asarray(gamma, dtype=dt)
-        b = None if beta is None else _np.asarray(beta, dtype=dt)
+        g = None if gamma is None else _on(gamma, dev, xp, dt, who)
+        b = None if beta is None else _on(beta, dev, xp, dt, who)
         y = xhat * g if g is not None else xhat.copy()
         if b is not None:
             y += b
-        y = tnp.asarray(y.astype(out_dtype, copy=False))
+        y = wrap(y.astype(out_dtype, copy=False), dev)
 
         def grad_fn(dy):
-            dyn = _np.asarray(dy, dtype=dt)
+            dyn = _on(dy, dev, xp, dt, who, strict=False)
             dgamma = dbeta = None
             if gamma is not None:
                 dgamma = _sum_to(dyn * xhat, g.shape)
@@ -87,8 +97,8 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
                 s1 = dxhat.sum(axis=stat_axes, keepdims=True)
                 s2 = (dxhat * xhat).sum(axis=stat_axes, keepdims=True)
                 dx = (dxhat - (s1 + xhat * s2) / n) * inv
-            return (tnp.asarray(dx), None if dgamma is None else tnp.asarray(dgamma),
-                    None if dbeta is None else tnp.asarray(dbeta))
+            return (wrap(dx, dev), None if dgamma is None else wrap(dgamma, dev),
+                    None if dbeta is None else wrap(dbeta, dev))
         return y, first_order_only("normalization", grad_fn, (x, gamma, beta))
 
     y = op(x, gamma, beta)
@@ -220,9 +230,10 @@ class BatchNormalization(Layer):
         training = bool(training) and self.trainable
         eps = max(self.epsilon, 1.001e-5) if self._bessel else self.epsilon
         if not training:
+            # the moving statistics as they are stored, on their device (no tape node)
             return normalize(x, g, b, stat_axes, eps,
-                             mean=_np.asarray(mm).reshape(bshape),
-                             variance=_np.asarray(mv).reshape(bshape))
+                             mean=wrap(mm._a.reshape(bshape), mm._dev),
+                             variance=wrap(mv._a.reshape(bshape), mv._dev))
         y, (mu, var) = _normalize(x, g, b, stat_axes, eps)
         n = 1
         for a in stat_axes:
@@ -230,11 +241,14 @@ class BatchNormalization(Layer):
         if self._bessel and n > 1:
             var = var * (n / (n - 1.0))
         f = 1.0 - self.momentum
-        mm_np, mv_np = _np.asarray(mm), _np.asarray(mv)
-        new_mean = mm_np - (mm_np - mu.reshape(mm.shape).astype(mm_np.dtype)) * f
-        new_var = mv_np - (mv_np - var.reshape(mv.shape).astype(mv_np.dtype)) * f
-        mm.assign(tnp.asarray(new_mean.astype(mm_np.dtype)))
-        mv.assign(tnp.asarray(new_var.astype(mv_np.dtype)))
+        # the update runs on the device of the batch statistics (x's); the variables are there
+        dev, xp = _device_of(x)
+        mm_b = _on(mm, dev, xp, mm._a.dtype, self.name, strict=False)
+        mv_b = _on(mv, dev, xp, mv._a.dtype, self.name, strict=False)
+        new_mean = mm_b - (mm_b - mu.reshape(mm.shape).astype(mm_b.dtype)) * f
+        new_var = mv_b - (mv_b - var.reshape(mv.shape).astype(mv_b.dtype)) * f
+        mm.assign(wrap(new_mean.astype(mm_b.dtype), dev))
+        mv.assign(wrap(new_var.astype(mv_b.dtype), dev))
         return y
 
     def compute_output_shape(self, input_shape):

@@ -6,9 +6,10 @@ Weights are Keras's: ``kernel`` (input_dim, G*units), ``recurrent_kernel`` (unit
 recurrent bias) — with gates ``i, f, c, o`` (LSTM) and ``z, r, h`` (GRU).
 
 Speed: when a layer's cell is one of the built-in cells with built-in activations, a whole
-sequence is ONE tape node: the forward loop runs in NumPy on time-major (batch, units) matrices
-(one GEMM for the input projection of every step, one GEMM per step for the recurrent part) and
-the backward pass is a hand-written backpropagation through time (again one GEMM per step, plus
+sequence is ONE tape node: the forward loop runs with the array module of the inputs' device
+(``xp``: NumPy on the CPU, CuPy on a GPU; nothing leaves the device) on time-major (batch,
+units) matrices (one GEMM for the input projection of every step, one GEMM per step for the
+recurrent part) and the backward pass is a hand-written backpropagation through time (again one GEMM per step, plus
 one GEMM each for the kernel, recurrent-kernel and input gradients). Any other cell (a user's
 cell, or custom activations) runs step by step through ``cell.call`` on the tape.
 
@@ -21,13 +22,14 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
+from tnp._core.ndarray import wrap
 
 from .. import activations as _activations
 from .. import initializers as _initializers
 from ..autodiff import custom_gradient
 from ..autodiff.tape import first_order_only
 from ..utils.random import get_rng
-from ._common import work_dtype
+from ._common import work_dtype, device_of as _device_of, on_device
 from .base import Layer
 
 __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU",
@@ -35,23 +37,24 @@ __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN", "LSTM", "
 
 
 # ---------------------------------------------------------------------------- helpers
-def _np_of(a, dt):
-    return None if a is None else _np.asarray(a, dtype=dt)
+def _sigmoid(xp, z):
+    return 0.5 * (1.0 + xp.tanh(0.5 * z))
 
 
-def _sigmoid(z):
-    return 0.5 * (1.0 + _np.tanh(0.5 * z))
-
-
-# activation name -> (f(z), f'(z) written in terms of y = f(z)); the fused kernels use these
+# activation name -> (f(xp, z), f'(xp, y) written in terms of y = f(z)); the fused kernels use
+# these with the array module of the inputs' device
 _ACTS = {
-    "tanh": (_np.tanh, lambda y: 1.0 - y * y),
-    "sigmoid": (_sigmoid, lambda y: y * (1.0 - y)),
-    "relu": (lambda z: _np.maximum(z, 0), lambda y: (y > 0).astype(y.dtype)),
-    "linear": (lambda z: z, lambda y: _np.ones_like(y)),
-    "hard_sigmoid": (lambda z: _np.clip(0.2 * z + 0.5, 0.0, 1.0),
-                     lambda y: ((y > 0) & (y < 1)).astype(y.dtype) * 0.2),
+    "tanh": (lambda xp, z: xp.tanh(z), lambda xp, y: 1.0 - y * y),
+    "sigmoid": (_sigmoid, lambda xp, y: y * (1.0 - y)),
+    "relu": (lambda xp, z: xp.maximum(z, 0), lambda xp, y: (y > 0).astype(y.dtype)),
+    "linear": (lambda xp, z: z, lambda xp, y: xp.ones_like(y)),
+    "hard_sigmoid": (lambda xp, z: xp.clip(0.2 * z + 0.5, 0.0, 1.0),
+                     lambda xp, y: ((y > 0) & (y < 1)).astype(y.dtype) * 0.2),
 }
+
+
+def _on(a, dev, xp, dt=None, who="RNN", strict=True):
+    return on_device(a, dev, xp, dt, who, strict)
 
 
 def _fusable_name(fn):
@@ -79,76 +82,81 @@ class _UnitForgetBias:
     def __call__(self, shape, dtype="float32"):
         u = self.units
         init = _initializers.get(self.base)
-        parts = [_np.asarray(init((u,), dtype=dtype)), _np.ones((u,), dtype=dtype),
-                 _np.asarray(init((2 * u,), dtype=dtype))]
-        return tnp.asarray(_np.concatenate(parts))
+        first = init((u,), dtype=dtype)
+        first = first if isinstance(first, tnp.ndarray) else tnp.asarray(first)
+        dev, xp = _device_of(first)
+        parts = [first._a, xp.ones((u,), dtype=dtype), _on(init((2 * u,), dtype=dtype), dev, xp,
+                                                            strict=False)]
+        return wrap(xp.concatenate(parts), dev)
 
 
-def _dropout_mask(shape, rate, dtype):
+def _dropout_mask(shape, rate, dtype, xp):
+    """A scaled keep mask: drawn on the host from the seeded NumPy Generator, moved to the
+    device of ``xp`` as booleans and scaled there."""
     keep = 1.0 - rate
-    m = (get_rng().random(shape) < keep).astype(dtype) / _np.asarray(keep, dtype=dtype)
+    m = xp.asarray(get_rng().random(shape) < keep).astype(dtype) / xp.asarray(keep, dtype=dtype)
     return m
 
 
 # ---------------------------------------------------------------------------- fused kernels
-def _fused_forward(kind, x, W, R, b, h0, c0, mask, rmask, act, ract, reset_after):
-    """Time-major forward pass. x (T, B, D); mask (T, B) bool or None; rmask (B, U) or None.
-    Returns (ys (T, B, U), hT, cT, cache)."""
+def _fused_forward(xp, kind, x, W, R, b, h0, c0, mask, rmask, act, ract, reset_after):
+    """Time-major forward pass with the array module ``xp`` (all arrays are ``xp``'s). x (T, B,
+    D); mask (T, B) bool or None; rmask (B, U) or None. Returns (ys (T, B, U), hT, cT, cache)."""
     T, B, _ = x.shape
     U = R.shape[0]
     f, _ = _ACTS[act]
     rf, _ = _ACTS[ract]
     dt = x.dtype
     G = R.shape[1]
-    xp = (x.reshape(T * B, -1) @ W).reshape(T, B, G)
+    XP = (x.reshape(T * B, -1) @ W).reshape(T, B, G)     # the input projection of every step
     if b is not None:
-        xp += b[0] if (kind == "gru" and reset_after) else b
+        XP += b[0] if (kind == "gru" and reset_after) else b
     h = h0
     c = c0
-    out = _np.zeros((B, U), dt)
-    ys = _np.empty((T, B, U), dt)
-    HR = _np.empty((T, B, U), dt)          # the (dropped-out) previous state each step used
-    GATES = _np.empty((T, B, G), dt)       # activated gates (LSTM: i f g o; GRU: z r hh)
-    HP = _np.empty((T, B, U), dt) if kind == "gru" else None        # h_{t-1}
-    EXTRA = _np.empty((T, B, U), dt) if kind in ("lstm", "gru") else None
-    CP = _np.empty((T, B, U), dt) if kind == "lstm" else None       # c_{t-1}
+    out = xp.zeros((B, U), dt)
+    ys = xp.empty((T, B, U), dt)
+    HR = xp.empty((T, B, U), dt)           # the (dropped-out) previous state each step used
+    GATES = xp.empty((T, B, G), dt)        # activated gates (LSTM: i f g o; GRU: z r hh)
+    HP = xp.empty((T, B, U), dt) if kind == "gru" else None         # h_{t-1}
+    EXTRA = xp.empty((T, B, U), dt) if kind in ("lstm", "gru") else None
+    CP = xp.empty((T, B, U), dt) if kind == "lstm" else None        # c_{t-1}
     for t in range(T):
         hr = h if rmask is None else h * rmask
         HR[t] = hr
         if kind == "rnn":
-            hn = f(xp[t] + hr @ R)
+            hn = f(xp, XP[t] + hr @ R)
             GATES[t] = hn
         elif kind == "lstm":
-            z = xp[t] + hr @ R
+            z = XP[t] + hr @ R
             g = GATES[t]
-            g[:, :U] = rf(z[:, :U])
-            g[:, U:2 * U] = rf(z[:, U:2 * U])
-            g[:, 2 * U:3 * U] = f(z[:, 2 * U:3 * U])
-            g[:, 3 * U:] = rf(z[:, 3 * U:])
+            g[:, :U] = rf(xp, z[:, :U])
+            g[:, U:2 * U] = rf(xp, z[:, U:2 * U])
+            g[:, 2 * U:3 * U] = f(xp, z[:, 2 * U:3 * U])
+            g[:, 3 * U:] = rf(xp, z[:, 3 * U:])
             CP[t] = c
             cn = g[:, U:2 * U] * c + g[:, :U] * g[:, 2 * U:3 * U]
-            ac = f(cn)
+            ac = f(xp, cn)
             EXTRA[t] = ac
             hn = g[:, 3 * U:] * ac
         else:  # gru
             HP[t] = h
             g = GATES[t]
-            xt = xp[t]
+            xt = XP[t]
             if reset_after:
                 rec = hr @ R
                 if b is not None:
                     rec += b[1]
-                g[:, :U] = rf(xt[:, :U] + rec[:, :U])
-                g[:, U:2 * U] = rf(xt[:, U:2 * U] + rec[:, U:2 * U])
+                g[:, :U] = rf(xp, xt[:, :U] + rec[:, :U])
+                g[:, U:2 * U] = rf(xp, xt[:, U:2 * U] + rec[:, U:2 * U])
                 EXTRA[t] = rec[:, 2 * U:]                       # r_h, the recurrent h part
-                g[:, 2 * U:] = f(xt[:, 2 * U:] + g[:, U:2 * U] * rec[:, 2 * U:])
+                g[:, 2 * U:] = f(xp, xt[:, 2 * U:] + g[:, U:2 * U] * rec[:, 2 * U:])
             else:
                 inner = hr @ R[:, :2 * U]
-                g[:, :U] = rf(xt[:, :U] + inner[:, :U])
-                g[:, U:2 * U] = rf(xt[:, U:2 * U] + inner[:, U:])
+                g[:, :U] = rf(xp, xt[:, :U] + inner[:, :U])
+                g[:, U:2 * U] = rf(xp, xt[:, U:2 * U] + inner[:, U:])
                 rh = g[:, U:2 * U] * hr
                 EXTRA[t] = rh                                     # r * h_{t-1}
-                g[:, 2 * U:] = f(xt[:, 2 * U:] + rh @ R[:, 2 * U:])
+                g[:, 2 * U:] = f(xp, xt[:, 2 * U:] + rh @ R[:, 2 * U:])
             z_ = g[:, :U]
             hn = z_ * h + (1.0 - z_) * g[:, 2 * U:]
         if mask is None:
@@ -158,31 +166,32 @@ def _fused_forward(kind, x, W, R, b, h0, c0, mask, rmask, act, ract, reset_after
                 c = cn
         else:
             m = mask[t][:, None]
-            h = _np.where(m, hn, h)
-            out = _np.where(m, hn, out)
+            h = xp.where(m, hn, h)
+            out = xp.where(m, hn, out)
             if kind == "lstm":
-                c = _np.where(m, cn, c)
+                c = xp.where(m, cn, c)
         ys[t] = out
-    cache = (xp, HR, GATES, HP, EXTRA, CP)
+    cache = (XP, HR, GATES, HP, EXTRA, CP)
     return ys, h, c, cache
 
 
-def _fused_backward(kind, x, W, R, b, mask, rmask, act, ract, reset_after, cache,
+def _fused_backward(xp, kind, x, W, R, b, mask, rmask, act, ract, reset_after, cache,
                     dys, dlast, dhT, dcT):
-    """BPTT. dys (T, B, U) or None; dlast (B, U) or None (cotangent of the last output);
-    dhT, dcT: cotangents of the final states. Returns (dx, dW, dR, db, dh0, dc0)."""
-    xp, HR, GATES, HP, EXTRA, CP = cache
+    """BPTT with the array module ``xp``. dys (T, B, U) or None; dlast (B, U) or None
+    (cotangent of the last output); dhT, dcT: cotangents of the final states. Returns
+    (dx, dW, dR, db, dh0, dc0)."""
+    _, HR, GATES, HP, EXTRA, CP = cache
     T, B, D = x.shape
     U = R.shape[0]
     G = R.shape[1]
     dt = x.dtype
     _, fd = _ACTS[act]
     _, rfd = _ACTS[ract]
-    dXP = _np.empty((T, B, G), dt)
-    dREC = _np.empty((T, B, G), dt) if kind == "gru" else None
+    dXP = xp.empty((T, B, G), dt)
+    dREC = xp.empty((T, B, G), dt) if kind == "gru" else None
     dh = dhT.copy()
     dc = dcT.copy() if kind == "lstm" else None
-    dout = _np.zeros((B, U), dt)
+    dout = xp.zeros((B, U), dt)
     RT = R.T
     for t in range(T - 1, -1, -1):
         g_out = dout
@@ -197,42 +206,42 @@ def _fused_backward(kind, x, W, R, b, mask, rmask, act, ract, reset_after, cache
             dc_keep = None
         else:
             m = mask[t][:, None]
-            dhn = _np.where(m, g_out + dh, 0)
-            dout = _np.where(m, 0, g_out)
-            dh_keep = _np.where(m, 0, dh)
+            dhn = xp.where(m, g_out + dh, 0)
+            dout = xp.where(m, 0, g_out)
+            dh_keep = xp.where(m, 0, dh)
             if kind == "lstm":
-                dcn = _np.where(m, dc, 0)
-                dc_keep = _np.where(m, 0, dc)
+                dcn = xp.where(m, dc, 0)
+                dc_keep = xp.where(m, 0, dc)
         gates = GATES[t]
         if kind == "rnn":
-            da = dhn * fd(gates)
+            da = dhn * fd(xp, gates)
             dXP[t] = da
             dhr = da @ RT
             dh_prev = dhr * rmask if rmask is not None else dhr
         elif kind == "lstm":
             i, f_, g, o = gates[:, :U], gates[:, U:2 * U], gates[:, 2 * U:3 * U], gates[:, 3 * U:]
             ac = EXTRA[t]
-            dct = dcn + dhn * o * fd(ac)
+            dct = dcn + dhn * o * fd(xp, ac)
             dz = dXP[t]
-            dz[:, :U] = dct * g * rfd(i)
-            dz[:, U:2 * U] = dct * CP[t] * rfd(f_)
-            dz[:, 2 * U:3 * U] = dct * i * fd(g)
-            dz[:, 3 * U:] = dhn * ac * rfd(o)
+            dz[:, :U] = dct * g * rfd(xp, i)
+            dz[:, U:2 * U] = dct * CP[t] * rfd(xp, f_)
+            dz[:, 2 * U:3 * U] = dct * i * fd(xp, g)
+            dz[:, 3 * U:] = dhn * ac * rfd(xp, o)
             dc = dct * f_ if dc_keep is None else dc_keep + dct * f_
             dhr = dz @ RT
             dh_prev = dhr * rmask if rmask is not None else dhr
         else:  # gru
             z_, r, hh = gates[:, :U], gates[:, U:2 * U], gates[:, 2 * U:]
             hp = HP[t]
-            daz = dhn * (hp - hh) * rfd(z_)
-            dah = dhn * (1.0 - z_) * fd(hh)
+            daz = dhn * (hp - hh) * rfd(xp, z_)
+            dah = dhn * (1.0 - z_) * fd(xp, hh)
             dxt = dXP[t]
             drec = dREC[t]
             dxt[:, :U] = daz
             dxt[:, 2 * U:] = dah
             if reset_after:
                 rh = EXTRA[t]
-                dar = dah * rh * rfd(r)
+                dar = dah * rh * rfd(xp, r)
                 dxt[:, U:2 * U] = dar
                 drec[:, :U] = daz
                 drec[:, U:2 * U] = dar
@@ -241,7 +250,7 @@ def _fused_backward(kind, x, W, R, b, mask, rmask, act, ract, reset_after, cache
             else:
                 drh = dah @ R[:, 2 * U:].T
                 hr = HR[t]
-                dar = drh * hr * rfd(r)
+                dar = drh * hr * rfd(xp, r)
                 dxt[:, U:2 * U] = dar
                 drec[:, :U] = daz
                 drec[:, U:2 * U] = dar
@@ -253,7 +262,7 @@ def _fused_backward(kind, x, W, R, b, mask, rmask, act, ract, reset_after, cache
     dx = (dXP2 @ W.T).reshape(T, B, D)
     dW = x.reshape(T * B, D).T @ dXP2
     if kind == "gru":
-        dR = _np.empty_like(R)
+        dR = xp.empty_like(R)
         dREC2 = dREC.reshape(T * B, G)
         if reset_after:
             dR[...] = HR.reshape(T * B, U).T @ dREC2
@@ -265,7 +274,7 @@ def _fused_backward(kind, x, W, R, b, mask, rmask, act, ract, reset_after, cache
     db = None
     if b is not None:
         if kind == "gru" and reset_after:
-            db = _np.stack([dXP2.sum(0), dREC.reshape(T * B, G).sum(0)])
+            db = xp.stack([dXP2.sum(0), dREC.reshape(T * B, G).sum(0)])
         else:
             db = dXP2.sum(0)
     return dx, dW, dR, db, dh, dc
@@ -281,63 +290,67 @@ def fused_rnn(kind, x, W, R, b=None, h0=None, c0=None, *, mask=None, rmask=None,
     (T, B)); ``rmask``: the recurrent dropout mask (B, U) (scaled), not differentiated.
     Returns ``(y, h_T)`` or ``(y, h_T, c_T)`` (LSTM), where ``y`` is the output sequence (in
     processing order, as Keras returns it with ``go_backwards``) or the last output.
+    Runs with the array module of ``x``'s device (the masks move there); the results and the
+    gradients are on that device.
     """
+    who = kind.upper()
     out_dtype = x.dtype
     U = R.shape[0]
+    dev, xp = _device_of(x)
     mask_np = None
     if mask is not None:
-        mask_np = _np.asarray(mask).astype(bool)
+        mask_np = _on(mask, dev, xp, strict=False).astype(bool)
         mask_np = mask_np if time_major else mask_np.T
         if go_backwards:
             mask_np = mask_np[::-1]
-    rmask_np = None if rmask is None else _np.asarray(rmask)
+    rmask_np = _on(rmask, dev, xp, strict=False)
 
     @custom_gradient
     def op(x, W, R, b, h0, c0):
         dt = work_dtype(x, W, R, b, h0, c0)
-        xn = _np.asarray(x, dtype=dt)
+        xn = _on(x, dev, xp, dt, who)
         xn = xn if time_major else xn.transpose(1, 0, 2)
         if go_backwards:
             xn = xn[::-1]
-        xn = _np.ascontiguousarray(xn)
-        Wn, Rn, bn = _np_of(W, dt), _np_of(R, dt), _np_of(b, dt)
+        xn = xp.ascontiguousarray(xn)
+        Wn, Rn, bn = _on(W, dev, xp, dt, who), _on(R, dev, xp, dt, who), _on(b, dev, xp, dt, who)
         B = xn.shape[1]
-        h0n = _np.zeros((B, U), dt) if h0 is None else _np.asarray(h0, dtype=dt)
+        h0n = xp.zeros((B, U), dt) if h0 is None else _on(h0, dev, xp, dt, who)
         c0n = None
         if kind == "lstm":
-            c0n = _np.zeros((B, U), dt) if c0 is None else _np.asarray(c0, dtype=dt)
+            c0n = xp.zeros((B, U), dt) if c0 is None else _on(c0, dev, xp, dt, who)
         rm = None if rmask_np is None else rmask_np.astype(dt)
-        ys, hT, cT, cache = _fused_forward(kind, xn, Wn, Rn, bn, h0n, c0n, mask_np, rm,
+        ys, hT, cT, cache = _fused_forward(xp, kind, xn, Wn, Rn, bn, h0n, c0n, mask_np, rm,
                                            activation, recurrent_activation, reset_after)
         if return_sequences:
             y = ys if time_major else ys.transpose(1, 0, 2)
-            y = _np.ascontiguousarray(y, dtype=out_dtype)
+            y = xp.ascontiguousarray(y, dtype=out_dtype)
         else:
             y = ys[-1].astype(out_dtype, copy=True)
-        outs = [tnp.asarray(y), tnp.asarray(hT.astype(out_dtype, copy=True))]
+        outs = [wrap(y, dev), wrap(hT.astype(out_dtype, copy=True), dev)]
         if kind == "lstm":
-            outs.append(tnp.asarray(cT.astype(out_dtype, copy=True)))
+            outs.append(wrap(cT.astype(out_dtype, copy=True), dev))
 
         def grad_fn(*dys):
-            dy = _np.asarray(dys[0], dtype=dt)
+            dy = _on(dys[0], dev, xp, dt, who, strict=False)
             dseq = dlast = None
             if return_sequences:
                 dseq = dy if time_major else dy.transpose(1, 0, 2)
             else:
                 dlast = dy
-            dhT = _np.asarray(dys[1], dtype=dt)
-            dcT = _np.asarray(dys[2], dtype=dt) if kind == "lstm" else None
+            dhT = _on(dys[1], dev, xp, dt, who, strict=False)
+            dcT = _on(dys[2], dev, xp, dt, who, strict=False) if kind == "lstm" else None
             dx, dW, dR, db, dh0, dc0 = _fused_backward(
-                kind, xn, Wn, Rn, bn, mask_np, rm, activation, recurrent_activation, reset_after,
-                cache, dseq, dlast, dhT, dcT)
+                xp, kind, xn, Wn, Rn, bn, mask_np, rm, activation, recurrent_activation,
+                reset_after, cache, dseq, dlast, dhT, dcT)
             if go_backwards:
                 dx = dx[::-1]
             if not time_major:
                 dx = dx.transpose(1, 0, 2)
-            res = [tnp.asarray(_np.ascontiguousarray(dx)), tnp.asarray(dW), tnp.asarray(dR),
-                   None if b is None else tnp.asarray(db),
-                   None if h0 is None else tnp.asarray(dh0),
-                   None if c0 is None else tnp.asarray(dc0)]
+            res = [wrap(xp.ascontiguousarray(dx), dev), wrap(dW, dev), wrap(dR, dev),
+                   None if b is None else wrap(db, dev),
+                   None if h0 is None else wrap(dh0, dev),
+                   None if c0 is None else wrap(dc0, dev)]
             return tuple(res)
         return tuple(outs), first_order_only(kind.upper(), grad_fn, (x, W, R, b, h0, c0))
 
@@ -430,10 +443,11 @@ class _CellBase(Layer):
         dp, rdp = self._dp_mask, self._rdp_mask
         if training:
             dt = _np.dtype(inputs.dtype)
+            dev, xp = _device_of(inputs)
             if dp is None and self.dropout > 0:
-                dp = tnp.asarray(_dropout_mask(tuple(inputs.shape), self.dropout, dt))
+                dp = wrap(_dropout_mask(tuple(inputs.shape), self.dropout, dt, xp), dev)
             if rdp is None and self.recurrent_dropout > 0:
-                rdp = tnp.asarray(_dropout_mask(tuple(h.shape), self.recurrent_dropout, dt))
+                rdp = wrap(_dropout_mask(tuple(h.shape), self.recurrent_dropout, dt, xp), dev)
         else:
             dp = rdp = None
         return dp, rdp
@@ -754,9 +768,9 @@ class RNN(Layer):
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
         if mask is not None:
-            mask = _np.asarray(mask).astype(bool)
-            if mask.shape != tuple(x.shape[:2]):
-                raise ValueError(f"{self.name}: the mask has shape {mask.shape}, expected "
+            mask = _on(mask, x._dev, x._dev.backend.xp, strict=False).astype(bool)
+            if tuple(mask.shape) != tuple(x.shape[:2]):
+                raise ValueError(f"{self.name}: the mask has shape {tuple(mask.shape)}, expected "
                                  f"{tuple(x.shape[:2])} for inputs of shape {tuple(x.shape)}")
         B = x.shape[1] if self.time_major else x.shape[0]
         T = x.shape[0] if self.time_major else x.shape[1]
@@ -776,13 +790,14 @@ class RNN(Layer):
 
     def _call_fused(self, cell, spec, x, mask, training, states0, B):
         dt = _np.dtype(x.dtype)
+        dev, xp = _device_of(x)
         rmask = None
         if training and cell.dropout > 0:
             D = x.shape[-1]
-            dp = tnp.asarray(_dropout_mask((B, D), cell.dropout, dt))
+            dp = wrap(_dropout_mask((B, D), cell.dropout, dt, xp), dev)
             x = x * (dp[None] if self.time_major else dp[:, None, :])
         if training and cell.recurrent_dropout > 0:
-            rmask = _dropout_mask((B, cell.units), cell.recurrent_dropout, dt)
+            rmask = _dropout_mask((B, cell.units), cell.recurrent_dropout, dt, xp)
         h0 = c0 = None
         if states0 is not None:
             h0 = states0[0]
@@ -806,10 +821,11 @@ class RNN(Layer):
         if set_masks:
             D = x.shape[-1]
             dt = _np.dtype(x.dtype)
-            cell._dp_mask = tnp.asarray(_dropout_mask((B, D), cell.dropout, dt)) \
+            dev, xp = _device_of(x)
+            cell._dp_mask = wrap(_dropout_mask((B, D), cell.dropout, dt, xp), dev) \
                 if training and cell.dropout > 0 else None
-            cell._rdp_mask = tnp.asarray(_dropout_mask((B, cell.units), cell.recurrent_dropout,
-                                                       dt)) \
+            cell._rdp_mask = wrap(_dropout_mask((B, cell.units), cell.recurrent_dropout, dt,
+                                                xp), dev) \
                 if training and cell.recurrent_dropout > 0 else None
         order = range(T - 1, -1, -1) if self.go_backwards else range(T)
         outputs = []
@@ -821,7 +837,7 @@ class RNN(Layer):
                 new_states = _states_list(new_states)
                 if mask is not None:
                     mt = mask[t] if self.time_major else mask[:, t]
-                    m = tnp.asarray(mt[:, None])
+                    m = wrap(mt[:, None], x._dev)
                     if prev is None:
                         prev = tnp.zeros(tuple(out.shape), dtype=out.dtype)
                     out = tnp.where(m, out, prev)
