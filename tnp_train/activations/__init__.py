@@ -8,6 +8,12 @@ record several small operations or produce ``inf * 0`` in its gradient: ``sigmoi
 so higher-order gradients stay correct. ``relu`` with its default arguments is
 ``tnp.maximum(x, 0)``: one node.
 
+Every activation runs on its input's device: the one-node ones compute with that device's array
+module (``x._dev.backend.xp``: NumPy, or CuPy on a GPU, where ``erf`` is
+``cupyx.scipy.special.erf``) on the backend array, never on a host copy, and their outputs and
+first-order gradients are wrapped on the input's device (also outside a
+``tnp.default_device`` block); the others are tnp operations, which follow their operands.
+
 Float16/bfloat16 inputs: ``softmax``/``log_softmax`` compute in float32 and cast back (Keras's
 rule for numerically sensitive operations); the others compute in the input's dtype.
 """
@@ -18,6 +24,7 @@ import math
 import numpy as _np
 
 import tnp
+from tnp._core.ndarray import wrap as _wrap
 
 from ..autodiff import custom_gradient
 
@@ -38,10 +45,29 @@ def is_floating(dtype):
     return dtype.kind == "f" or dtype.name == "bfloat16"
 
 
-def _float_np(a):
-    """A NumPy array in a floating dtype (integers become float32)."""
-    a = _np.asarray(a)
+def _device(x):
+    """The device of tnp array ``x`` and its array module (``xp``: NumPy or CuPy)."""
+    dev = x._dev
+    return dev, dev.backend.xp
+
+
+def _float_b(x):
+    """The backend array of tnp array ``x`` in a floating dtype (integers become float32)."""
+    a = x._a
     return a if is_floating(a.dtype) or a.dtype.kind == "c" else a.astype(_np.float32)
+
+
+def _on(g, dev, xp):
+    """The backend array of cotangent ``g`` on ``dev`` (moved there if it is elsewhere)."""
+    if isinstance(g, tnp.ndarray):
+        return (g if g._dev is dev else g.to_device(dev))._a
+    return xp.asarray(g)
+
+
+def _out(xp, r, dev):
+    """Backend result ``r`` as a tnp array on ``dev`` (a 0-d result stays an array, as
+    ``tnp.asarray`` makes it)."""
+    return _wrap(xp.asarray(r), dev)
 
 
 def tape_is_recording():
@@ -130,15 +156,16 @@ def softsign(x):
 
 
 # ---------------------------------------------------------------------- one-node activations
-def _np_sigmoid(a):
+def _sigmoid_b(xp, a):
     # exp of -|a| only: no overflow for any input
-    e = _np.exp(-_np.abs(a))
-    return _np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+    e = xp.exp(-xp.abs(a))
+    return xp.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
 
 
 @custom_gradient
 def _sigmoid(x):
-    y = tnp.asarray(_np_sigmoid(_float_np(x)))
+    dev, xp = _device(x)
+    y = _out(xp, _sigmoid_b(xp, _float_b(x)), dev)
 
     def grad(g):
         return g * y * (1 - y)  # on the output: an enclosing tape differentiates it again
@@ -153,8 +180,9 @@ def sigmoid(x):
 
 @custom_gradient
 def _softplus(x):
-    a = _float_np(x)
-    y = tnp.asarray((_np.logaddexp(0, a)).astype(a.dtype, copy=False))
+    dev, xp = _device(x)
+    a = _float_b(x)
+    y = _out(xp, xp.logaddexp(0, a).astype(a.dtype, copy=False), dev)
 
     def grad(g):
         return g * sigmoid(x)
@@ -182,8 +210,12 @@ def mish(x):
     return x * tnp.tanh(softplus(x))
 
 
-def _erf_np(a):
-    from scipy.special import erf
+def _erf_b(xp, a):
+    """``erf`` of backend array ``a``: ``cupyx.scipy.special.erf`` for CuPy, else SciPy's."""
+    if getattr(xp, "__name__", "") == "cupy":  # pragma: no cover - GPU only
+        from cupyx.scipy.special import erf
+    else:
+        from scipy.special import erf
     return erf(a)
 
 
@@ -193,24 +225,26 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 @custom_gradient
 def _gelu_exact(x):
-    a = _float_np(x)
+    dev, xp = _device(x)
+    a = _float_b(x)
     wide = a.astype(_np.float64) if a.dtype != _np.float64 else a
-    cdf = 0.5 * (1.0 + _erf_np(wide * _INV_SQRT2))
-    y = tnp.asarray((wide * cdf).astype(a.dtype, copy=False))
+    cdf = 0.5 * (1.0 + _erf_b(xp, wide * _INV_SQRT2))
+    y = _out(xp, (wide * cdf).astype(a.dtype, copy=False), dev)
 
     def grad(g):
         if tape_is_recording():  # a higher-order gradient: the derivative written in tnp
             from_erf = 0.5 * (1.0 + _erf_tnp(x * _INV_SQRT2))
             return g * (from_erf + x * _INV_SQRT_2PI * tnp.exp(-0.5 * x * x))
-        d = cdf + wide * _INV_SQRT_2PI * _np.exp(-0.5 * wide * wide)
-        return g * tnp.asarray(d.astype(a.dtype, copy=False))
+        d = cdf + wide * _INV_SQRT_2PI * xp.exp(-0.5 * wide * wide)
+        return g * _out(xp, d.astype(a.dtype, copy=False), dev)
     return y, grad
 
 
 @custom_gradient
 def _erf_tnp(x):
-    a = _float_np(x)
-    y = tnp.asarray(_erf_np(a).astype(a.dtype, copy=False))
+    dev, xp = _device(x)
+    a = _float_b(x)
+    y = _out(xp, _erf_b(xp, a).astype(a.dtype, copy=False), dev)
 
     def grad(g):
         return g * (2.0 / math.sqrt(math.pi)) * tnp.exp(-x * x)
@@ -235,11 +269,12 @@ def _wide(a):
 
 @custom_gradient
 def _softmax(x, axis):
-    a = _wide(_np.asarray(x))
-    e = _np.exp(a - _np.max(a, axis=axis, keepdims=True))
-    e /= _np.sum(e, axis=axis, keepdims=True)
+    dev, xp = _device(x)
+    a = _wide(x._a)
+    e = xp.exp(a - xp.max(a, axis=axis, keepdims=True))
+    e /= xp.sum(e, axis=axis, keepdims=True)
     out_dtype = x.dtype if is_floating(x.dtype) else e.dtype
-    y = tnp.asarray(e.astype(out_dtype, copy=False))
+    y = _out(xp, e.astype(out_dtype, copy=False), dev)
 
     def grad(g):
         if tape_is_recording():
@@ -247,9 +282,9 @@ def _softmax(x, axis):
             gw = g.astype(e.dtype) if g.dtype != e.dtype else g
             d = yw * (gw - tnp.sum(gw * yw, axis=axis, keepdims=True))
             return d.astype(out_dtype) if d.dtype != out_dtype else d, None
-        gw = _np.asarray(g).astype(e.dtype, copy=False)
-        d = e * (gw - _np.sum(gw * e, axis=axis, keepdims=True))
-        return tnp.asarray(d.astype(out_dtype, copy=False)), None
+        gw = _on(g, dev, xp).astype(e.dtype, copy=False)
+        d = e * (gw - xp.sum(gw * e, axis=axis, keepdims=True))
+        return _out(xp, d.astype(out_dtype, copy=False), dev), None
     return y, grad
 
 
@@ -271,12 +306,13 @@ def softmax(x, axis=-1):
 
 @custom_gradient
 def _log_softmax(x, axis):
-    a = _wide(_np.asarray(x))
-    z = a - _np.max(a, axis=axis, keepdims=True)
-    lse = _np.log(_np.sum(_np.exp(z), axis=axis, keepdims=True))
+    dev, xp = _device(x)
+    a = _wide(x._a)
+    z = a - xp.max(a, axis=axis, keepdims=True)
+    lse = xp.log(xp.sum(xp.exp(z), axis=axis, keepdims=True))
     out = z - lse
     out_dtype = x.dtype if is_floating(x.dtype) else out.dtype
-    y = tnp.asarray(out.astype(out_dtype, copy=False))
+    y = _out(xp, out.astype(out_dtype, copy=False), dev)
 
     def grad(g):
         if tape_is_recording():
@@ -284,9 +320,9 @@ def _log_softmax(x, axis):
             gw = g.astype(out.dtype) if g.dtype != out.dtype else g
             d = gw - p * tnp.sum(gw, axis=axis, keepdims=True)
             return d.astype(out_dtype) if d.dtype != out_dtype else d, None
-        gw = _np.asarray(g).astype(out.dtype, copy=False)
-        d = gw - _np.exp(out) * _np.sum(gw, axis=axis, keepdims=True)
-        return tnp.asarray(d.astype(out_dtype, copy=False)), None
+        gw = _on(g, dev, xp).astype(out.dtype, copy=False)
+        d = gw - xp.exp(out) * xp.sum(gw, axis=axis, keepdims=True)
+        return _out(xp, d.astype(out_dtype, copy=False), dev), None
     return y, grad
 
 

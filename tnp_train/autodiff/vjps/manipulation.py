@@ -303,7 +303,8 @@ def _unsplit(x, axis, bounds):
             if sp > st:
                 part = untake(gi, _along(len(shape), axis, slice(st, sp)), shape)
                 total = part if total is None else total + part
-        return total if total is not None else tnp.zeros(shape, dtype=g[0].dtype)
+        return total if total is not None else tnp.zeros(shape, dtype=g[0].dtype,
+                                                         device=g[0].device)
     return vjp
 
 

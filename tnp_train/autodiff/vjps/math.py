@@ -234,7 +234,8 @@ def _clip_x(ans, x, a_min=None, a_max=None, *args, **k):
     hi = k.get("max", a_max)
 
     def vjp(g):
-        keep = tnp.ones(x.shape, dtype=bool)
+        dev = x.device if isinstance(x, tnp.ndarray) else None
+        keep = tnp.ones(x.shape, dtype=bool, device=dev)     # on x's device
         if lo is not None:
             keep = keep & (x >= lo)
         if hi is not None:
