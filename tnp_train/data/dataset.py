@@ -1337,32 +1337,24 @@ class CacheDataset(_Unary):
         return self._parent._source()
 
     def _index_chunks(self):
-        store = self._store
-        if store is not None:
-            yield from store
-            return
-        seen = []
-        for c in self._parent._index_chunks():
-            seen.append(c)
-            yield c
-        with self._lock:
-            if self._store is None:
-                self._store = seen
+        return self._replay_or_record(self._parent._index_chunks)
 
     def _iter_elements(self):
         if self._indexed:
             return self._iter_indexed_elements()
-        return self._iter_slow()
+        return self._replay_or_record(self._parent._iter_elements)
 
-    def _iter_slow(self):
+    def _replay_or_record(self, source):
+        """The stored first pass, or a pass over ``source()`` that is stored once complete
+        (an abandoned pass stores nothing)."""
         store = self._store
         if store is not None:
             yield from store
             return
         seen = []
-        for e in self._parent._iter_elements():
-            seen.append(e)
-            yield e
+        for item in source():
+            seen.append(item)
+            yield item
         with self._lock:
             if self._store is None:
                 self._store = seen

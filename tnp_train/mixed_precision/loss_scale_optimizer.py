@@ -252,37 +252,13 @@ class LossScaleOptimizer(Optimizer):
         bump_version(c)
 
     # ================================================================ the update
-    def _pairs(self, grads_and_vars):
-        """Validated (gradient, variable) pairs, gradients converted to the variables' dtypes;
-        None gradients dropped (the base class's checks and messages)."""
-        inner = self._inner
-        pairs, n_given = [], 0
-        for gv in grads_and_vars:
-            n_given += 1
-            try:
-                g, v = gv
-            except (TypeError, ValueError):
-                raise TypeError(f"{self._name}.apply_gradients: expected (gradient, variable) "
-                                f"pairs, got {gv!r}") from None
-            if not isinstance(v, Variable):
-                raise TypeError(f"{self._name}.apply_gradients: expected tt.Variable, got "
-                                f"{type(v).__name__}")
-            if g is not None:
-                pairs.append((inner._gradient(g, v), v))
-        if not n_given:
-            raise ValueError(f"{self._name}.apply_gradients: no (gradient, variable) pairs")
-        if not pairs:
-            raise ValueError(f"{self._name}.apply_gradients: no gradients provided for any "
-                             f"variable")
-        return pairs
-
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
         """Mirrors ``LossScaleOptimizer.apply_gradients(grads_and_vars, name=None,
         experimental_aggregate_gradients=True)`` (TF 2.4): the gradients are already unscaled.
         Aggregates them (the inner optimizer's aggregator), then, with a dynamic scale, skips
         the step if one is not finite and updates the scale. Returns the inner ``iterations``."""
         inner = self._inner
-        pairs = self._pairs(grads_and_vars)
+        pairs = self._inner._validated_pairs(grads_and_vars, who=self._name)
         if experimental_aggregate_gradients:
             pairs = list(inner.gradient_aggregator(pairs))
         if self._dynamic:

@@ -366,11 +366,11 @@ class Optimizer:
         return pairs
 
     # ================================================================ the update
-    def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
-        """Mirrors ``Optimizer.apply_gradients(grads_and_vars, name=None,
-        experimental_aggregate_gradients=True)``: update each variable with its gradient;
-        pairs whose gradient is None are skipped (ValueError if all are). Returns
-        ``iterations`` (after the increment)."""
+    def _validated_pairs(self, grads_and_vars, who=None):
+        """``(gradient, variable)`` pairs checked (TypeError/ValueError naming ``who``, this
+        optimizer by default) with each gradient converted to its variable's dtype and device;
+        pairs whose gradient is None are dropped (ValueError if every one is)."""
+        who = who or self._name
         pairs = []
         n_given = 0
         for gv in grads_and_vars:
@@ -378,18 +378,25 @@ class Optimizer:
             try:
                 g, v = gv
             except (TypeError, ValueError):
-                raise TypeError(f"{self._name}.apply_gradients: expected (gradient, variable) "
+                raise TypeError(f"{who}.apply_gradients: expected (gradient, variable) "
                                 f"pairs, got {gv!r}") from None
             if not isinstance(v, Variable):
-                raise TypeError(f"{self._name}.apply_gradients: expected tt.Variable, got "
+                raise TypeError(f"{who}.apply_gradients: expected tt.Variable, got "
                                 f"{type(v).__name__}")
             if g is not None:
                 pairs.append((self._gradient(g, v), v))
         if not n_given:
-            raise ValueError(f"{self._name}.apply_gradients: no (gradient, variable) pairs")
+            raise ValueError(f"{who}.apply_gradients: no (gradient, variable) pairs")
         if not pairs:
-            raise ValueError(f"{self._name}.apply_gradients: no gradients provided for any "
-                             f"variable")
+            raise ValueError(f"{who}.apply_gradients: no gradients provided for any variable")
+        return pairs
+
+    def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
+        """Mirrors ``Optimizer.apply_gradients(grads_and_vars, name=None,
+        experimental_aggregate_gradients=True)``: update each variable with its gradient;
+        pairs whose gradient is None are skipped (ValueError if all are). Returns
+        ``iterations`` (after the increment)."""
+        pairs = self._validated_pairs(grads_and_vars)
         if experimental_aggregate_gradients:
             pairs = list(self.gradient_aggregator(pairs))
         if (self.clipvalue is not None or self.clipnorm is not None or
