@@ -28,11 +28,12 @@ from tnp_train.layers.attention import multi_head_attention
 from tnp_train.layers.embedding import embedding_lookup
 from tnp_train.layers.normalization import normalize
 from tnp_train.layers.recurrent import fused_rnn
+from tnp_train.ops import recurrent as recurrent_ops_mod
 
 L = tt.layers
 CPU, FAKE = tnp.device("cpu"), tnp.device("cpu:1")
 KERNEL_FILES = {os.path.abspath(m.__file__) for m in
-                (attention_mod, embedding_mod, normalization_mod, recurrent_mod)}
+                (attention_mod, embedding_mod, normalization_mod, recurrent_mod, recurrent_ops_mod)}
 
 
 class _ProxyXP(types.ModuleType):
