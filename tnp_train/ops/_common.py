@@ -1,0 +1,144 @@
+"""Helpers shared by the convolution and pooling kernels: the Numba switch (``_njit``), the
+backend array of an argument and the wrapping of a result, the compute/result dtypes,
+``LazyGrads`` (gradients computed when the tape reads them), ``follows`` (is this backward
+itself differentiated?) and the pool of scratch buffers."""
+from __future__ import annotations
+
+import sys as _sys
+import threading
+
+import numpy as _np
+
+import tnp
+from tnp._core.ndarray import ndarray as _tnp_ndarray
+from tnp._core.ndarray import wrap as _wrap
+
+from ..autodiff.tape import needs_gradient as _needs_gradient
+from ..autodiff.tape import recording as _recording
+
+try:  # pragma: no cover - numba is a dependency, the fallback keeps CuPy-only hosts working
+    import numba as _numba
+    _njit = _numba.njit(cache=True)
+    HAVE_NUMBA = True
+except Exception:  # pragma: no cover
+    _numba = None
+    HAVE_NUMBA = False
+
+    def _njit(f):
+        return f
+
+
+# ----------------------------------------------------------------------------- backend helpers
+def _unwrap(x):
+    """(backend array, device or None, array module)."""
+    if isinstance(x, _tnp_ndarray):
+        dev = x._dev
+        return x._a, dev, dev.backend.xp
+    if isinstance(x, _np.ndarray):
+        return x, None, _np
+    mod = type(x).__module__.split(".")[0]
+    if mod == "cupy":  # pragma: no cover - GPU only
+        import cupy
+        return x, None, cupy
+    a = _np.asarray(x)
+    return a, None, _np
+
+
+def _out(r, dev):
+    return _wrap(r, dev) if dev is not None else tnp.asarray(r)
+
+
+def compute_dtype(*dtypes):
+    """float64 if any input is float64, else float32 (float16/bfloat16/ints compute in float32)."""
+    return _np.dtype(_np.float64) if any(_np.dtype(d) == _np.float64 for d in dtypes) else \
+        _np.dtype(_np.float32)
+
+
+def result_dtype(*dtypes):
+    try:
+        dt = _np.result_type(*dtypes)
+    except TypeError:  # ml_dtypes mixes that NumPy does not promote
+        dt = compute_dtype(*dtypes)
+    return dt if dt.kind in "fc" or dt.name == "bfloat16" else _np.dtype(_np.float32)
+
+
+class LazyGrads(list):
+    """The value of a ``grad_fn``: entries are computed when the tape reads them (it reads only
+    the inputs it follows), then kept. Iterating computes them all."""
+
+    def __init__(self, fns):
+        super().__init__([None] * len(fns))
+        self._fns = list(fns)
+        self._done = [False] * len(fns)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not self._done[i]:
+            fn = self._fns[i]
+            list.__setitem__(self, i, None if fn is None else fn())
+            self._done[i] = True
+            self._fns[i] = None
+        return list.__getitem__(self, i)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+def follows(*arrays):
+    """Whether a tape that records now (inside a backward pass: an enclosing tape) follows one of
+    ``arrays``, i.e. whether the backward being run is itself differentiated and must be
+    computed with recorded tnp operations."""
+    if not _recording():
+        return False
+    return any(_needs_gradient([a for a in arrays if a is not None]))
+
+
+# ----------------------------------------------------------------------------- scratch buffers
+_scratch_lock = threading.Lock()
+_scratch: dict = {}
+_SCRATCH_PER_KEY = 3
+
+
+def _scan(bufs, free_refs, seen):
+    for b in bufs:
+        n = _sys.getrefcount(b)
+        seen.append(n)
+        if n == free_refs:
+            return b
+    return None
+
+
+def _calibrate():
+    """The reference count :func:`_scan` sees for a buffer held by nothing but the pool (it
+    depends on the interpreter: CPython 3.14 borrows loop references)."""
+    seen = []
+    _scan([_np.empty(1)], -1, seen)
+    return seen[0]
+
+
+_FREE_REFS = _calibrate()
+
+
+def scratch(shape, dtype):
+    """An uninitialised NumPy array, reused across calls once nothing else holds it (the
+    patch matrices are large: reusing them saves the page faults of fresh allocations). A
+    buffer still referenced anywhere (a tape's saved cols, a view of it) is never handed out."""
+    key = (tuple(shape), _np.dtype(dtype).str)
+    with _scratch_lock:
+        bufs = _scratch.setdefault(key, [])
+        b = _scan(bufs, _FREE_REFS, [])
+        if b is not None:
+            return b
+        b = _np.empty(shape, dtype=dtype)
+        if len(bufs) < _SCRATCH_PER_KEY:
+            bufs.append(b)
+        return b
+
+
+def clear_scratch():
+    """Drop the cached scratch buffers."""
+    with _scratch_lock:
+        _scratch.clear()
