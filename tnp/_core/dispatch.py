@@ -8,7 +8,8 @@ A wrapped call
      and Python scalars are moved to the device);
   3. wraps the results (arrays -> ``ndarray``, NumPy scalars -> ``Scalar``; ``out=`` returns the
      given array);
-  4. hands the call to the recording hook, only if a tape installed one.
+  4. reports the call to the operation listeners (:mod:`.listeners`), only if any is installed:
+     each made function starts with that one check of ``_HOOK``.
 
 Fast paths for one positional array argument keep per-call overhead small. Every made function
 is entered in :data:`REGISTRY` (name -> :class:`FunctionInfo`), the list the autodiff rules and the
@@ -21,6 +22,7 @@ import warnings
 import numpy as _np
 
 from . import state as _state
+from .listeners import PASS
 from .devices import CPU, get_default_device, device as _to_device
 from .ndarray import (
     Scalar, _gpu_types, _nda, _new, bump_version, ndarray, wrap, wrap_scalarize,
@@ -150,6 +152,11 @@ def _host(x):
 
 def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False):
     """The general path: unwrap everything, choose the device and backend, call, wrap."""
+    if _HOOK is not None:
+        r = _HOOK(name, args, kwargs, _call, (name, np_fn, resolve, args, kwargs, creation,
+                                               host_ok), {})
+        if r is not PASS:
+            return r
     ctx = _Ctx(name)
     unw = _unwrap_top if creation else _unwrap
     uargs = tuple([unw(a, ctx) for a in args])
@@ -210,8 +217,6 @@ def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False):
         res = wrap(r, dev)
     else:
         res = wrap_scalarize(r, dev)
-    if _HOOK is not None:
-        _HOOK(name, args, kwargs, res)
     return res
 
 
@@ -325,20 +330,24 @@ def make_function(name, section, numpy_function=None, kind="function", doc_extra
             if not isinstance(target, ndarray):
                 raise TypeError(f"{name}: the array to modify must be a tnp array, "
                                 f"got {type(target).__name__}")
-            if _HOOK is not None:  # an in-place write: the tape refuses it if it tracks any operand
-                _HOOK("setitem", args, kwargs, target)
+            if _HOOK is not None:  # an in-place write: a tape refuses it in ``before``
+                r = _HOOK("inplace_" + name, args, kwargs, f)
+                if r is not PASS:
+                    return r
             _call(name, np_fn, resolve, args, kwargs)
             bump_version(target._a)
     elif creation and name in ("asarray", "asanyarray"):
         def f(*args, **kwargs):
+            if _HOOK is not None:
+                r = _HOOK(name, args, kwargs, f)
+                if r is not PASS:
+                    return r
             # the common call in library code: wrap a NumPy array on the (CPU) default device
             if not kwargs and len(args) == 1 and type(args[0]) is _nda and \
                     get_default_device() is CPU:
                 o = _new(ndarray)
                 o._a = args[0]
                 o._dev = CPU
-                if _HOOK is not None:
-                    _HOOK(name, args, kwargs, o)
                 return o
             return _call(name, np_fn, resolve, args, kwargs, creation=True)
     elif creation:
@@ -348,6 +357,10 @@ def make_function(name, section, numpy_function=None, kind="function", doc_extra
         out_at, after_out = _positional_out(np_fn)
 
         def f(*args, **kwargs):
+            if _HOOK is not None:
+                r = _HOOK(name, args, kwargs, f)
+                if r is not PASS:
+                    return r
             if out_at is not None and len(args) > out_at and args[out_at] is not None:
                 args, kwargs = _out_as_keyword(args, kwargs, out_at, after_out)
             ua = _fast_unwrap(args, kwargs)
@@ -363,8 +376,6 @@ def make_function(name, section, numpy_function=None, kind="function", doc_extra
                     o._dev = CPU
                 else:
                     o = wrap(r, CPU)
-                if _HOOK is not None:
-                    _HOOK(name, args, kwargs, o)
                 return o
             return _call(name, np_fn, resolve, args, kwargs)
 
@@ -532,8 +543,10 @@ class _UfuncImpl:
         if not isinstance(a, ndarray):
             raise TypeError(f"{self._name}.at: the first argument must be a tnp array to modify "
                             f"in place, got {type(a).__name__}")
-        if _HOOK is not None:
-            _HOOK("setitem", args, {}, a)
+        if _HOOK is not None:  # an in-place write: a tape refuses it in ``before``
+            r = _HOOK(f"inplace_{self._name}.at", args, {}, self.at)
+            if r is not PASS:
+                return r
         self._slow("at", args, {})
         bump_version(a._a)
 
@@ -549,6 +562,10 @@ def make_ufunc(name, section="math"):
 
     # the fast paths inline ``wrap`` (one call less per operation), as make_function's do
     def u(*args, **kwargs):
+        if _HOOK is not None:
+            r = _HOOK(name, args, kwargs, u)
+            if r is not PASS:
+                return r
         if not kwargs:
             n = len(args)
             if n == 1:
@@ -561,8 +578,6 @@ def make_ufunc(name, section="math"):
                         o._dev = CPU
                     else:
                         o = wrap(r, CPU)
-                    if _HOOK is not None:
-                        _HOOK(name, args, kwargs, o)
                     return o
             elif n == 2 and binary:
                 a, b = args
@@ -583,8 +598,6 @@ def make_ufunc(name, section="math"):
                         o._dev = CPU
                     else:
                         o = wrap(r, CPU)
-                    if _HOOK is not None:
-                        _HOOK(name, args, kwargs, o)
                     return o
         return slow("__call__", args, kwargs)
 

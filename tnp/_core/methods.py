@@ -45,11 +45,11 @@ def install():
 
     def flatten(self, order="C"):
         """A 1-d copy of the array; mirrors ``numpy.ndarray.flatten``."""
-        a = self._a.flatten(order)
-        o = wrap_like(a, self._dev, self)
         if _ndmod._HOOK is not None:
-            _ndmod._HOOK("reshape", (self, (-1,)), {"order": order}, o)
-        return o
+            h = _ndmod._HOOK("reshape", (self, (-1,)), {"order": order}, flatten, (self, order), {})
+            if h is not _ndmod.PASS:
+                return h
+        return wrap_like(self._a.flatten(order), self._dev, self)
 
     ndarray.flatten = flatten
     ndarray.__matmul__.__doc__ = "a @ b"

@@ -23,6 +23,7 @@ import weakref
 import numpy as _np
 
 from . import state as _state
+from .listeners import PASS
 from .devices import CPU, device as _device, get_default_device
 
 __all__ = ["ndarray", "Scalar", "wrap", "unwrap", "to_backend", "bump_version", "version_of"]
@@ -51,7 +52,7 @@ else:
 
 SPEEDUPS = _speedups is not None
 _PYSCALARS = (int, float, complex, bool)
-_HOOK = None  # set by state.set_recording_hook
+_HOOK = None  # the operation listeners' hook (see listeners.py), set by state.set_recording_hook
 _state.register_hot_module(globals())
 
 # Backend array types other than NumPy's (CuPy's, once it is loaded).
@@ -346,6 +347,10 @@ class ndarray(_Base):
         return version_of(self._a)
 
     def _T_py(self):
+        if _HOOK is not None:
+            h = _HOOK("transpose", (self,), {}, ndarray._T_py)
+            if h is not PASS:
+                return h
         r = self._a.T
         if type(self) is ndarray:
             o = _new(ndarray)
@@ -353,25 +358,25 @@ class ndarray(_Base):
             o._dev = self._dev
         else:
             o = wrap_like(r, self._dev, self)
-        if _HOOK is not None:
-            _HOOK("transpose", (self,), {}, o)
         return o
 
     @property
     def mT(self):
+        if _HOOK is not None:
+            h = _HOOK("matrix_transpose", (self,), {}, ndarray.mT.fget)
+            if h is not PASS:
+                return h
         if self._a.ndim < 2:
             raise ValueError(f"matrix transpose with ndim < 2 is undefined (array has shape {self.shape})")
-        o = wrap_like(self._a.swapaxes(-1, -2), self._dev, self)
-        if _HOOK is not None:
-            _HOOK("matrix_transpose", (self,), {}, o)
-        return o
+        return wrap_like(self._a.swapaxes(-1, -2), self._dev, self)
 
     @property
     def real(self):
-        o = wrap_like(self._a.real, self._dev, self)
         if _HOOK is not None:
-            _HOOK("real", (self,), {}, o)
-        return o
+            h = _HOOK("real", (self,), {}, ndarray.real.fget)
+            if h is not PASS:
+                return h
+        return wrap_like(self._a.real, self._dev, self)
 
     @real.setter
     def real(self, value):
@@ -380,10 +385,11 @@ class ndarray(_Base):
 
     @property
     def imag(self):
-        o = wrap_like(self._a.imag, self._dev, self)
         if _HOOK is not None:
-            _HOOK("imag", (self,), {}, o)
-        return o
+            h = _HOOK("imag", (self,), {}, ndarray.imag.fget)
+            if h is not PASS:
+                return h
+        return wrap_like(self._a.imag, self._dev, self)
 
     @imag.setter
     def imag(self, value):
@@ -401,6 +407,10 @@ class ndarray(_Base):
 
     # ------------------------------------------------------------------ indexing
     def _getitem_py(self, key):
+        if _HOOK is not None:
+            h = _HOOK("getitem", (self, key), {}, ndarray._getitem_py)
+            if h is not PASS:
+                return h
         tk = type(key)
         if tk is int or tk is slice:
             r = self._a[key]
@@ -418,13 +428,13 @@ class ndarray(_Base):
             o = r  # an element of an object array: the Python object itself, as NumPy returns it
         else:
             o = wrap_like(r, self._dev, self)
-        if _HOOK is not None:
-            _HOOK("getitem", (self, key), {}, o)
         return o
 
     def __setitem__(self, key, value):
-        if _HOOK is not None:
-            _HOOK("setitem", (self, key, value), {}, self)
+        if _HOOK is not None:  # an in-place write: a tape refuses it in ``before``
+            h = _HOOK("setitem", (self, key, value), {}, ndarray.__setitem__)
+            if h is not PASS:
+                return h
         dev = self._dev
         if type(value) is ndarray or type(value) is Scalar:
             if value._dev is not dev:
@@ -619,10 +629,18 @@ class ndarray(_Base):
         raise NotImplementedError("ndarray.dump writes a pickle; tnp never writes pickles. Use tnp.save")
 
     def fill(self, value):
+        if _HOOK is not None:
+            h = _HOOK("setitem", (self, Ellipsis, value), {}, ndarray.fill)
+            if h is not PASS:
+                return h
         self._a.fill(unwrap(value))
         bump_version(self._a)
 
     def view(self, dtype=None, type=None):
+        if _HOOK is not None:
+            h = _HOOK("view", (self,), {"dtype": dtype}, ndarray.view, (self, dtype, type), {})
+            if h is not PASS:
+                return h
         if type is None and isinstance(dtype, builtins.type) and issubclass(dtype, (ndarray, _nda)):
             dtype, type = None, dtype
         if type is not None and issubclass(type, _nda):
@@ -640,12 +658,16 @@ class ndarray(_Base):
         o._dev = self._dev
         if cls is not ndarray:
             o.__array_finalize__(self)
-        if _HOOK is not None:
-            _HOOK("view", (self,), {"dtype": dtype}, o)
         return o
 
     def _reshape_py(self, *shape, order="C", copy=None):
         """A view (or copy) with a new shape; mirrors ``numpy.ndarray.reshape``."""
+        if _HOOK is not None:
+            h = _HOOK("reshape", (self, shape[0] if len(shape) == 1 else shape),
+                      {} if order == "C" else {"order": order}, ndarray._reshape_py,
+                      (self, *shape), {"order": order, "copy": copy})
+            if h is not PASS:
+                return h
         a = self._a
         if order == "C" and copy is None:
             try:
@@ -661,29 +683,30 @@ class ndarray(_Base):
             o._dev = self._dev
         else:
             o = wrap_like(r, self._dev, self)
-        if _HOOK is not None:
-            _HOOK("reshape", (self, shape[0] if len(shape) == 1 else shape),
-                  {} if order == "C" else {"order": order}, o)
         return o
 
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
-        r = self._a.transpose(axes) if axes else self._a.transpose()
-        o = wrap_like(r, self._dev, self)
         if _HOOK is not None:
-            _HOOK("transpose", (self, tuple(axes) if axes else None), {}, o)
-        return o
+            h = _HOOK("transpose", (self, tuple(axes) if axes else None), {}, ndarray.transpose,
+                      (self, axes) if axes else (self,), {})
+            if h is not PASS:
+                return h
+        r = self._a.transpose(axes) if axes else self._a.transpose()
+        return wrap_like(r, self._dev, self)
 
     def astype(self, dtype, *args, **kwargs):
         """A copy cast to ``dtype``; mirrors ``numpy.ndarray.astype(dtype, order='K',
         casting='unsafe', subok=True, copy=True)`` and takes the array API's ``device=``."""
+        if _HOOK is not None:
+            h = _HOOK("astype", (self, dtype), {}, ndarray.astype, (self, dtype, *args), kwargs)
+            if h is not PASS:
+                return h
         if not args and not kwargs and type(self) is ndarray:
             o = _new(ndarray)
             o._a = self._a.astype(dtype)
             o._dev = self._dev
-            if _HOOK is not None:
-                _HOOK("astype", (self, dtype), {}, o)
             return o
         return self._astype(dtype, *args, **kwargs)
 
@@ -694,23 +717,25 @@ class ndarray(_Base):
         r = a.astype(dtype, order=order, casting=casting, copy=copy)
         if r is a:
             return self
-        o = wrap_like(r, self._dev, self) if subok else wrap_scalarize(r, self._dev)
-        if _HOOK is not None:
-            _HOOK("astype", (self, dtype), {}, o)
-        return o
+        return wrap_like(r, self._dev, self) if subok else wrap_scalarize(r, self._dev)
 
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
         kw = {"kind": kind, "order": order}
         if stable is not None:
             kw["stable"] = stable
-        if _HOOK is not None:
-            _HOOK("setitem", (self, Ellipsis, None), {}, self)
+        if _HOOK is not None:  # in-place writes are reported as item assignment
+            h = _HOOK("setitem", (self, Ellipsis, None), {}, ndarray.sort, (self, axis), kw)
+            if h is not PASS:
+                return h
         self._a.sort(axis, **kw)
         bump_version(self._a)
 
     def partition(self, kth, axis=-1, kind="introselect", order=None):
         if _HOOK is not None:
-            _HOOK("setitem", (self, Ellipsis, None), {}, self)
+            h = _HOOK("setitem", (self, Ellipsis, None), {}, ndarray.partition,
+                      (self, kth, axis, kind, order), {})
+            if h is not PASS:
+                return h
         self._a.partition(unwrap(kth), axis, kind, order)
         bump_version(self._a)
 
@@ -738,7 +763,10 @@ class ndarray(_Base):
 
     def put(self, indices, values, mode="raise"):
         if _HOOK is not None:
-            _HOOK("setitem", (self, indices, values), {}, self)
+            h = _HOOK("setitem", (self, indices, values), {}, ndarray.put,
+                      (self, indices, values, mode), {})
+            if h is not PASS:
+                return h
         self._a.put(to_backend(indices, self._dev), to_backend(values, self._dev), mode)
         bump_version(self._a)
 
@@ -764,6 +792,10 @@ class ndarray(_Base):
         return wrap_like(r, self._dev, self)
 
     def copy(self, order="C"):
+        if _HOOK is not None:
+            h = _HOOK("copy", (self,), {}, ndarray.copy, (self, order), {})
+            if h is not PASS:
+                return h
         r = self._a.copy(order)
         if type(self) is ndarray:
             o = _new(ndarray)
@@ -775,8 +807,6 @@ class ndarray(_Base):
                 d = getattr(self, "__dict__", None)
                 if d:
                     o.__dict__.update(d)
-        if _HOOK is not None:
-            _HOOK("copy", (self,), {}, o)
         return o
 
     def __setstate__(self, state):

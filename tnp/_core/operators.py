@@ -17,6 +17,7 @@ from .ndarray import (
     _subclass_template, bump_version, ndarray, to_backend, wrap_like, wrap_scalarize,
 )
 from .scalar import Scalar
+from .listeners import PASS
 
 _HOOK = None  # set by state.set_recording_hook
 _state.register_hot_module(globals())
@@ -71,8 +72,6 @@ def _binary_slow(name, fn, a, b, reflected):
         raise
     tmpl = _subclass_template(a, b)
     out = wrap_like(r, dev, tmpl) if tmpl is not None else wrap_scalarize(r, dev)
-    if _HOOK is not None:
-        _HOOK(name, (b, a) if reflected else (a, b), {}, out)
     return out
 
 
@@ -82,6 +81,10 @@ def _make_binary(name, fn, pyfn=None):
     # ("overflow encountered in scalar multiply"; int overflow warns) and in Python's own
     # rules (``1j + np.float64(1)`` is a Python complex)
     def op(self, other):
+        if _HOOK is not None:
+            h = _HOOK(name, (self, other), {}, op)
+            if h is not PASS:
+                return h
         ts = type(self)
         t = type(other)
         if ts is ndarray or ts is Scalar:
@@ -113,12 +116,14 @@ def _make_binary(name, fn, pyfn=None):
                 o._dev = self._dev
             else:
                 o = wrap_scalarize(r, self._dev)
-            if _HOOK is not None:
-                _HOOK(name, (self, other), {}, o)
             return o
         return _binary_slow(name, fn, self, other, False)
 
     def rop(self, other):
+        if _HOOK is not None:
+            h = _HOOK(name, (other, self), {}, rop, (self, other), {})
+            if h is not PASS:
+                return h
         t = type(other)
         if (t is float or t is int or t is bool or t is complex or isinstance(other, _generic)) \
                 and type(self) is Scalar and pyfn is not None and isinstance(self._a, _generic):
@@ -127,19 +132,17 @@ def _make_binary(name, fn, pyfn=None):
             except Exception as e:
                 _prefix_error(e, name)
                 raise
-            o = wrap_scalarize(r, self._dev)
-            if _HOOK is not None:
-                _HOOK(name, (other, self), {}, o)
-            return o
+            return wrap_scalarize(r, self._dev)
         if (t is float or t is int or t is bool or t is complex) and type(self) in (ndarray, Scalar):
             r = fn(other, self._a)
-            o = wrap_scalarize(r, self._dev)
-            if _HOOK is not None:
-                _HOOK(name, (other, self), {}, o)
-            return o
+            return wrap_scalarize(r, self._dev)
         return _binary_slow(name, fn, self, other, True)
 
     def iop(self, other):
+        if _HOOK is not None:  # an in-place write: a tape refuses it in ``before``
+            h = _HOOK("inplace_" + name, (self, other), {}, iop)
+            if h is not PASS:
+                return h
         t = type(other)
         if type(self) is not ndarray and _overrides_ufunc(self):
             return _ufunc_named(name)(self, other, out=self)
@@ -153,8 +156,6 @@ def _make_binary(name, fn, pyfn=None):
             if _overrides_ufunc(other):
                 return _ufunc_named(name)(self, other, out=self)
             o = to_backend(_np.asarray(other) if not isinstance(other, ndarray) and hasattr(other, "__array__") else other, self._dev)
-        if _HOOK is not None:
-            _HOOK("inplace_" + name, (self, other), {}, self)
         try:
             fn(self._a, o, out=self._a)
         except Exception as e:
@@ -171,16 +172,17 @@ def _make_binary(name, fn, pyfn=None):
 
 def _make_unary(name, fn, pyfn=None):
     def op(self):
+        if _HOOK is not None:
+            h = _HOOK(name, (self,), {}, op)
+            if h is not PASS:
+                return h
         if type(self) is not ndarray and _overrides_ufunc(self):
             return _ufunc_named(name)(self)
         if pyfn is not None and type(self) is Scalar and isinstance(self._a, _generic):
             r = pyfn(self._a)  # NumPy's scalar math ("overflow encountered in scalar negative")
         else:
             r = fn(self._a)
-        o = wrap_like(r, self._dev, self)
-        if _HOOK is not None:
-            _HOOK(name, (self,), {}, o)
-        return o
+        return wrap_like(r, self._dev, self)
 
     op.__name__ = f"__{name}__"
     return op
@@ -240,11 +242,13 @@ def _host_scalar_pair(self, other):
 
 
 def _scalar_divmod(self, other, a, b):
-    r = divmod(a, b)  # NumPy's scalar math ("divide by zero encountered in scalar divmod")
-    o = tuple(wrap_scalarize(x, self._dev) for x in r)
     if _HOOK is not None:
-        _HOOK("divmod", (self, other) if a is self._a else (other, self), {}, o)
-    return o
+        h = _HOOK("divmod", (self, other) if a is self._a else (other, self), {}, _scalar_divmod,
+                  (self, other, a, b), {})
+        if h is not PASS:
+            return h
+    r = divmod(a, b)  # NumPy's scalar math ("divide by zero encountered in scalar divmod")
+    return tuple(wrap_scalarize(x, self._dev) for x in r)
 
 
 def _divmod(self, other):

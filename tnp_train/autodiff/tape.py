@@ -1,9 +1,11 @@
 """``GradientTape``: records tnp operations on watched arrays and computes gradients backwards.
 
-The tape plugs into tnp's one seam, the recording hook: while any tape is active the hook sees
-every dispatched operation (functions, operators, methods, indexing) after it has computed.
-Tapes are thread-local (each thread has its own stack of active tapes, so replicas running in
-threads record independently); the hook returns at once on a thread with no tape.
+The tape is an operation listener (``tnp.extend.add_op_listener``): while any tape is active
+the listener sees every tnp operation (functions, operators, methods, indexing); its ``before``
+refuses in-place writes into tracked arrays before they happen, its ``after`` records. Other
+listeners (a profiler, a tracer) coexist with it. Tapes are thread-local (each thread has its
+own stack of active tapes, so replicas running in threads record independently); the listener
+returns at once on a thread with no tape.
 
 An operation is recorded when one of its inputs is watched (``tape.watch(x)``, a trainable
 ``Variable`` read inside the tape, or the output of a recorded operation). ``gradient`` walks
@@ -26,9 +28,9 @@ import weakref
 import numpy as _np
 
 import tnp
-from tnp._core import state as _state
-from tnp._core.ndarray import ndarray, version_of, wrap
-from tnp._core.devices import CPU as _CPU, get_default_device
+from tnp import extend as _ext
+from tnp import ndarray, get_default_device
+from tnp.extend import backend_array as _backend, device_of as _dev_of, version as version_of, wrap
 
 from . import registry as _registry
 from .variables import Variable
@@ -36,8 +38,10 @@ from .variables import Variable
 __all__ = ["GradientTape", "stop_gradient", "custom_gradient", "record_custom"]
 
 _local = threading.local()
-_active = [0]             # tapes active in all threads: the hook is installed while > 0
+_active = [0]             # tapes active in all threads: the listener is installed while > 0
 _active_lock = threading.Lock()
+_listener = [None]        # its handle
+_CPU = tnp.device("cpu")
 
 _INPLACE_PREFIX = "inplace_"
 
@@ -59,6 +63,24 @@ def _thread_tapes():
     if t is None:
         t = _local.tapes = []
     return t
+
+
+def _is_write(name, kwargs):
+    return name == "setitem" or name.startswith(_INPLACE_PREFIX) or \
+        (kwargs is not None and kwargs.get("out") is not None)
+
+
+def _before(name, args, kwargs):
+    # in-place writes (x[i] = v, x += y, out=...) are checked before they happen: refused
+    # with nothing written if they touch an array a tape tracks
+    if _is_write(name, kwargs):
+        _hook(name, args, kwargs, None)
+
+
+def _after(token, name, args, kwargs, result):
+    if name == "setitem" or name.startswith(_INPLACE_PREFIX):
+        return   # checked in _before; an in-place write records nothing
+    _hook(name, args, kwargs, result)
 
 
 def _hook(name, args, kwargs, result):
@@ -87,14 +109,15 @@ def _activate():
     with _active_lock:
         _active[0] += 1
         if _active[0] == 1:
-            _state.set_recording_hook(_hook)
+            _listener[0] = _ext.add_op_listener(before=_before, after=_after)
 
 
 def _deactivate():
     with _active_lock:
         _active[0] -= 1
         if _active[0] == 0:
-            _state.set_recording_hook(None)
+            _listener[0].remove()
+            _listener[0] = None
 
 
 def _arrays_in(result):
@@ -235,7 +258,7 @@ class GradientTape:
     def _is_watched(self, x):
         if id(x) in self._watched:
             return True
-        if self._recording and self._watch_accessed and type(x) is Variable and x._trainable and \
+        if self._recording and self._watch_accessed and isinstance(x, Variable) and x._trainable and \
                 _inexact(x.dtype):
             self._watch_one(x)
             return True
@@ -291,18 +314,19 @@ class GradientTape:
         versions = []
         for a in args:
             if isinstance(a, ndarray):
-                b = a._a
+                b = _backend(a)
                 versions.append((b, version_of(b)))
             elif type(a) is _np.ndarray:
                 versions.append((a, version_of(a)))
             elif type(a) is list or type(a) is tuple:
                 for e in _flatten(a):
                     if isinstance(e, ndarray):
-                        versions.append((e._a, version_of(e._a)))
+                        b = _backend(e)
+                        versions.append((b, version_of(b)))
                     elif type(e) is _np.ndarray:
                         versions.append((e, version_of(e)))
         for o in outputs:
-            b = o._a
+            b = _backend(o)
             versions.append((b, version_of(b)))
             watched[id(o)] = o
         self._nodes.append(_Node(name, args, kwargs, result, outputs, inputs, versions, rule))
@@ -335,12 +359,22 @@ class GradientTape:
             self._watched[id(o)] = o
 
     # ------------------------------------------------------------------ gradients
-    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none",
+                 gradient_ready=None):
         """d(target)/d(sources), mirroring ``tf.GradientTape.gradient``.
 
         ``target``: an array or a nested structure (gradients of their sum); ``sources``: an
         array, Variable, or a nested structure of them (the result has the same structure);
         ``unconnected_gradients``: ``"none"`` (None for unconnected sources) or ``"zero"``.
+
+        ``gradient_ready`` (tnp_train's addition): ``fn(source, grad)`` is called for each
+        distinct source the moment no further contribution can reach its gradient, during the
+        backward pass, in the order the gradients complete (for a feed-forward model: the last
+        layer's first), so a strategy can start reducing a gradient while the rest of the
+        backward pass runs. ``grad`` is exactly what ``gradient`` returns for that source
+        (``None`` for an unconnected one unless ``unconnected_gradients="zero"``); sources that
+        nothing recorded depends on are reported first. The order is a function of the
+        recorded program alone, so it is the same on every replica that runs the same model.
         """
         if unconnected_gradients not in ("none", "zero"):
             raise ValueError(f"GradientTape.gradient: unconnected_gradients must be 'none' or "
@@ -359,15 +393,24 @@ class GradientTape:
             if not _is_arraylike(s):
                 raise ValueError(f"GradientTape.gradient: sources must be arrays or Variables, "
                                  f"got {type(s).__name__}")
+        if gradient_ready is not None and not callable(gradient_ready):
+            raise TypeError(f"GradientTape.gradient: gradient_ready must be callable, got "
+                            f"{type(gradient_ready).__name__}")
         if not self._persistent:
             # a one-shot tape stops following arrays now: with no other tape about, the
             # backward pass then runs without the recording hook at all
             self._stop_passive()
-        grads = self._backward(targets, ogs)
+        ready = None
+        if gradient_ready is not None:
+            ready = _ReadyReporter(self, flat_sources, gradient_ready, unconnected_gradients)
+        grads = self._backward(targets, ogs, ready)
         if not self._persistent:
             self._used = True
             self._release()
-        out = [self._source_grad(s, grads, unconnected_gradients) for s in flat_sources]
+        if ready is not None:
+            out = [ready.final(s, grads) for s in flat_sources]
+        else:
+            out = [self._source_grad(s, grads, unconnected_gradients) for s in flat_sources]
         return _unflatten(sources, out)
 
     def _source_grad(self, s, grads, unconnected):
@@ -390,8 +433,9 @@ class GradientTape:
         self._watched = {}
         self._stop_passive()
 
-    def _backward(self, targets, output_gradients):
-        """Cotangents of every recorded array reachable backwards from ``targets``."""
+    def _backward(self, targets, output_gradients, ready=None):
+        """Cotangents of every recorded array reachable backwards from ``targets``; ``ready``
+        (a :class:`_ReadyReporter`) is told after each node which sources became final."""
         grads = {}
         for t, og in zip(targets, output_gradients):
             if not _is_arraylike(t):
@@ -405,18 +449,22 @@ class GradientTape:
         was, was_passive = self._recording, self._passive
         self._recording = self._passive = False  # the backward pass: enclosing tapes only
         try:
-            for node in reversed(self._nodes):
+            if ready is not None:
+                ready.start(grads)
+            nodes = self._nodes
+            for i in range(len(nodes) - 1, -1, -1):
+                node = nodes[i]
                 outs = node.outputs
                 if len(outs) == 1:
                     g = grads.get(id(outs[0]))
-                    if g is None:
-                        continue
-                    gs = [g]
+                    if g is not None:
+                        self._apply(node, [g], grads)
                 else:
                     gs = [grads.get(id(o)) for o in outs]
-                    if all(g is None for g in gs):
-                        continue
-                self._apply(node, gs, grads)
+                    if not all(g is None for g in gs):
+                        self._apply(node, gs, grads)
+                if ready is not None and i in ready.pending:
+                    ready.report(i, grads)
         finally:
             self._recording, self._passive = was, was_passive
         return grads
@@ -508,13 +556,55 @@ class GradientTape:
         return tnp.stack(cols, axis=1).reshape((b,) + inner + tuple(source.shape[1:]))
 
 
+class _ReadyReporter:
+    """Reports each source's gradient to ``fn`` the moment it is final: a source's gradient is
+    complete once the backward pass has passed the first recorded node (in program order) that
+    reads it, since only nodes recorded after an array was made or watched can contribute."""
+
+    __slots__ = ("tape", "fn", "unconnected", "pending", "done")
+
+    def __init__(self, tape, sources, fn, unconnected):
+        self.tape = tape
+        self.fn = fn
+        self.unconnected = unconnected
+        self.done = {}                 # id(source) -> the gradient reported
+        first_use = {}
+        wanted = {}
+        for s in sources:
+            wanted.setdefault(id(s), s)
+        for i, node in enumerate(tape._nodes):
+            for _, _, x in node.inputs:
+                k = id(x)
+                if k in wanted and k not in first_use:
+                    first_use[k] = i
+        self.pending = {}              # node index -> the sources final after it
+        for k, s in wanted.items():
+            self.pending.setdefault(first_use.get(k, -1), []).append(s)
+
+    def start(self, grads):
+        # sources no recorded node reads: their gradient (a target's seed, or None) is final
+        self.report(-1, grads)
+
+    def report(self, i, grads):
+        for s in self.pending.pop(i, ()):
+            g = self.tape._source_grad(s, grads, self.unconnected)
+            self.done[id(s)] = g
+            self.fn(s, g)
+
+    def final(self, s, grads):
+        k = id(s)
+        if k in self.done:
+            return self.done[k]
+        return self.tape._source_grad(s, grads, self.unconnected)
+
+
 # ---------------------------------------------------------------------------- helpers
 def _device_of(x):
-    return x._dev if isinstance(x, ndarray) else _CPU
+    return _dev_of(x) if isinstance(x, ndarray) else _CPU
 
 
 def _version(a):
-    return version_of(a._a) if isinstance(a, ndarray) else version_of(a)
+    return version_of(a)
 
 
 _signatures: dict = {}
@@ -641,7 +731,7 @@ def _build(s, it):
 def stop_gradient(x):
     """The same values as ``x``, with no gradient flowing back (``tf.stop_gradient``)."""
     if isinstance(x, ndarray):
-        return wrap(x._a, x._dev)
+        return wrap(_backend(x), _dev_of(x))
     return tnp.asarray(x)
 
 
@@ -733,7 +823,7 @@ class _CustomRule:
         if last is not None and last[0] is g:
             return last[1]
         first = g[0] if isinstance(g, tuple) else g
-        dev = getattr(first, "_dev", None)
+        dev = _dev_of(first) if isinstance(first, ndarray) else None
         # a hand-written backward makes its arrays on the device of the cotangent
         if dev is not None and dev is not get_default_device():
             with dev:

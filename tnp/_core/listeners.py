@@ -1,0 +1,154 @@
+"""Operation listeners: any number of observers of the tnp operations a program runs.
+
+The tape records, the profiler times, a tracer builds a graph: each is a listener added with
+:func:`add_op_listener`. With none installed, every operation pays one check of the module
+global ``_HOOK`` (``None``); with one or more installed, ``_HOOK`` is :func:`_report`, which each
+operation calls first, before computing anything:
+
+    if _HOOK is not None:
+        r = _HOOK(name, args, kwargs, fn)       # fn: the operation itself
+        if r is not PASS:
+            return r
+    ... the operation's own body ...
+
+``_report`` calls every listener's ``before``, runs ``fn`` again (that second call finds the
+thread marked as inside a report, gets ``PASS`` back and runs the body), then every ``after``.
+The same mark keeps nested work quiet: the tnp operations a listener runs, and those an
+operation's implementation runs, are not reported. The mark is per thread, so operations in
+other threads are reported while a listener runs.
+"""
+from __future__ import annotations
+
+import threading
+
+from . import state as _state
+
+__all__ = ["add_op_listener", "OpListenerHandle", "op_listeners", "reporting_suspended", "PASS"]
+
+
+class _Pass:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "tnp.extend.PASS"
+
+
+PASS = _Pass()   # returned by the hook when the operation should just run its body
+
+_entries: tuple = ()        # (handle, before, after, error), in registration order
+_lock = threading.Lock()
+_local = threading.local()
+
+
+class OpListenerHandle:
+    """What :func:`add_op_listener` returns: ``remove()`` it (or use it as a context manager)."""
+
+    __slots__ = ("before", "after", "error", "_removed", "__weakref__")
+
+    def __init__(self, before, after, error):
+        self.before = before
+        self.after = after
+        self.error = error
+        self._removed = False
+
+    @property
+    def active(self):
+        return not self._removed
+
+    def remove(self):
+        """Stop listening; idempotent and thread-safe. An operation already being reported in
+        another thread may still call this listener's ``after`` once."""
+        global _entries
+        with _lock:
+            if self._removed:
+                return
+            self._removed = True
+            _entries = tuple(e for e in _entries if e[0] is not self)
+            _state.set_recording_hook(_report if _entries else None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+    def __repr__(self):
+        return f"<OpListenerHandle {'active' if not self._removed else 'removed'}>"
+
+
+def add_op_listener(before=None, after=None, error=None):
+    """Listen to every tnp operation; returns an :class:`OpListenerHandle`.
+
+    ``before(name, args, kwargs) -> token`` runs before the operation computes (so a listener can
+    time it, or refuse it by raising: the operation then does not run). ``after(token, name,
+    args, kwargs, result)`` runs after it returned ``result``; ``error(token, name, args, kwargs,
+    exc)`` runs if it raised ``exc`` (which then propagates). ``token`` is what this listener's
+    ``before`` returned (``None`` without one). ``name`` is the registry name (``'add'``,
+    ``'linalg.inv'``, ``'getitem'``, ``'setitem'``, ``'inplace_add'`` for ``x += y``); ``args``
+    and ``kwargs`` are the arguments as the caller passed them (tnp arrays, not backend arrays).
+
+    Listeners are called in registration order, ``after``/``error`` included. Adding and
+    removing are thread-safe. tnp operations run inside any callback are not reported.
+    """
+    if before is None and after is None and error is None:
+        raise TypeError("add_op_listener: give at least one of before, after, error")
+    for what, f in (("before", before), ("after", after), ("error", error)):
+        if f is not None and not callable(f):
+            raise TypeError(f"add_op_listener: {what} must be callable, got {type(f).__name__}")
+    global _entries
+    h = OpListenerHandle(before, after, error)
+    with _lock:
+        _entries = _entries + ((h, before, after, error),)
+        _state.set_recording_hook(_report)
+    return h
+
+
+def op_listeners():
+    """The active listeners' handles, in registration order."""
+    return [e[0] for e in _entries]
+
+
+class reporting_suspended:
+    """``with reporting_suspended(): ...`` runs tnp operations in this thread without reporting
+    them to any listener (what a listener's own work gets automatically)."""
+
+    __slots__ = ("_was",)
+
+    def __enter__(self):
+        self._was = getattr(_local, "inside", False)
+        _local.inside = True
+        return self
+
+    def __exit__(self, *exc):
+        _local.inside = self._was
+        return False
+
+
+def _report(name, args, kwargs, fn, fargs=None, fkwargs=None):
+    """The hook installed while listeners exist (see the module docstring). ``fargs``/
+    ``fkwargs``: how to call ``fn`` when the reported arguments differ from its own
+    (``x.reshape(2, 3)`` is reported as ``('reshape', (x, (2, 3)))``)."""
+    loc = _local
+    if getattr(loc, "inside", False):
+        return PASS
+    entries = _entries
+    loc.inside = True
+    try:
+        tokens = []
+        try:
+            for e in entries:
+                b = e[1]
+                tokens.append(b(name, args, kwargs) if b is not None else None)
+            r = fn(*(args if fargs is None else fargs), **(kwargs if fkwargs is None else fkwargs))
+        except BaseException as exc:
+            for e, tok in zip(entries, tokens):
+                if e[3] is not None:
+                    e[3](tok, name, args, kwargs, exc)
+            raise
+        for e, tok in zip(entries, tokens):
+            if e[2] is not None:
+                e[2](tok, name, args, kwargs, r)
+        return r
+    finally:
+        loc.inside = False

@@ -1,0 +1,118 @@
+"""``tnp.extend``: the public door into tnp for libraries built on it.
+
+``tnp_train`` (autodiff, layers, optimizers, strategies, the profiler) and any other library
+reach tnp's internals only through this module; nothing outside ``tnp`` reads a private field
+of a tnp array or imports ``tnp._core``. What is here:
+
+* **backend arrays**: :func:`backend_array` (the NumPy or CuPy array under a tnp array),
+  :func:`device_of`, :func:`wrap` (a backend array as a tnp array on a device, no copy),
+  :func:`array_module` (``numpy`` or ``cupy`` for an array or a device);
+* **version counters**: :func:`version` and :func:`bump_version`. Every in-place write through
+  tnp bumps the counter shared by an array and its views; a library that writes into
+  :func:`backend_array` directly must call :func:`bump_version` afterwards, so a tape that saved
+  the old value refuses to differentiate through it;
+* **operation listeners**: :func:`add_op_listener` (see its docstring and ``docs/extend.md``).
+"""
+from __future__ import annotations
+
+from ._core.ndarray import (
+    ndarray as _ndarray, _new, bump_version as _bump, version_of as _version_of,
+    wrap as _wrap,
+)
+from ._core.devices import Device, device as _device, get_default_device
+from ._core.listeners import OpListenerHandle, add_op_listener, op_listeners, reporting_suspended
+
+__all__ = ["backend_array", "device_of", "wrap", "array_module", "version", "bump_version",
+           "add_op_listener", "OpListenerHandle", "op_listeners", "reporting_suspended",
+           "get_default_device", "Device", "is_tnp_array"]
+
+
+def is_tnp_array(x):
+    """Whether ``x`` is a tnp array (``tnp.ndarray`` or a subclass, scalars included)."""
+    return isinstance(x, _ndarray)
+
+
+def _need(x, what):
+    if not isinstance(x, _ndarray):
+        raise TypeError(f"tnp.extend.{what}: expected a tnp array, got {type(x).__name__}")
+
+
+def backend_array(x):
+    """The backend array (``numpy.ndarray``/NumPy scalar on the CPU, ``cupy.ndarray`` on a GPU)
+    that tnp array ``x`` wraps; no copy, so writes into it show in ``x``."""
+    try:
+        return x._a
+    except AttributeError:
+        _need(x, "backend_array")
+        raise
+
+
+def device_of(x):
+    """The :class:`tnp.Device` of tnp array ``x``."""
+    try:
+        return x._dev
+    except AttributeError:
+        _need(x, "device_of")
+        raise
+
+
+def wrap(a, device=None, cls=None):
+    """Backend array ``a`` as a tnp array on ``device`` (default: the default device), no copy.
+
+    NumPy scalars become tnp scalars, tuples and lists are wrapped element-wise (as tnp wraps
+    its own results). With ``cls`` (a subclass of ``tnp.ndarray``), ``a`` must be one backend
+    array and the result is an instance of ``cls`` made without calling its ``__new__``: how a
+    library builds its own array types (``tnp_train.Variable``) over a backend array.
+    """
+    dev = get_default_device() if device is None else (
+        device if isinstance(device, Device) else _device(device))
+    if cls is None:
+        return _wrap(a, dev)
+    if not (isinstance(cls, type) and issubclass(cls, _ndarray)):
+        raise TypeError(f"tnp.extend.wrap: cls must be a subclass of tnp.ndarray, got {cls!r}")
+    o = _new(cls)
+    o._a = a
+    o._dev = dev
+    return o
+
+
+def set_backend_array(x, a):
+    """Point tnp array ``x`` at backend array ``a`` on the same device (for array types that
+    rebind their buffer, such as a variable restored from a checkpoint)."""
+    _need(x, "set_backend_array")
+    x._a = a
+
+
+def array_module(x=None):
+    """``numpy`` or ``cupy``: the array module of a tnp array, a backend array, a device (or
+    its name), or, with no argument, of the default device."""
+    if x is None:
+        return get_default_device().backend.xp
+    if isinstance(x, _ndarray):
+        return x._dev.backend.xp
+    if isinstance(x, Device):
+        return x.backend.xp
+    if isinstance(x, str):
+        return _device(x).backend.xp
+    mod = type(x).__module__.split(".", 1)[0]
+    if mod == "cupy":
+        import cupy
+
+        return cupy
+    import numpy
+
+    return numpy
+
+
+def version(x):
+    """The write count of the buffer under ``x`` (a tnp array or a backend array); it is shared
+    by an array and all its views, and grows with every in-place write."""
+    return _version_of(x._a if isinstance(x, _ndarray) else x)
+
+
+def bump_version(x):
+    """Count an in-place write into ``x`` (a tnp array or a backend array) and its views."""
+    _bump(x._a if isinstance(x, _ndarray) else x)
+
+
+__all__.append("set_backend_array")
