@@ -1,0 +1,233 @@
+"""The source datasets of ``Dataset.from_tensor_slices``, ``from_tensors``, ``range``,
+``from_generator`` and ``zip``."""
+from __future__ import annotations
+
+import numpy as _np
+
+from tnp._core.devices import get_default_device
+from tnp._core.ndarray import ndarray as _ndarray
+from tnp._core.ndarray import wrap as _wrap
+
+from . import _structure as _st
+from ._structure import TensorSpec
+from .dataset import INFINITE, UNKNOWN, Dataset, _int_arg, _read_only_copy
+
+# =========================================================================== sources
+class TensorSliceDataset(Dataset):
+    _indexed = True
+
+    def __init__(self, tensors):
+        struct = _st.to_element(tensors, "Dataset.from_tensor_slices")
+        leaves = _st.flatten(struct)
+        if not leaves:
+            raise ValueError("Dataset.from_tensor_slices: got an empty structure")
+        for x in leaves:
+            if x.ndim == 0:
+                raise ValueError(
+                    "Dataset.from_tensor_slices: every component must have a first dimension to "
+                    f"slice; got shapes {[tuple(l.shape) for l in leaves]}")
+        n = leaves[0].shape[0]
+        if any(x.shape[0] != n for x in leaves):
+            raise ValueError(
+                "Dataset.from_tensor_slices: all components must have the same size in their "
+                f"first dimension; got shapes {[tuple(l.shape) for l in leaves]}")
+        leaves = [_read_only_copy(x) for x in leaves]
+        self._n = n
+        self._template = _st.pack(struct, leaves)
+        self._arrays = [(x._a, x._dev) for x in leaves]
+        self._leaves = leaves
+
+    def _source(self):
+        return self._template, self._arrays
+
+    def _index_chunks(self):
+        return iter((range(self._n),))
+
+    def _iter_elements(self):
+        return self._iter_indexed_elements()
+
+    def _cardinality(self):
+        return self._n
+
+    def _compute_spec(self):
+        return _st.map_structure(lambda x: TensorSpec(x.shape[1:], x.dtype), self._template)
+
+
+class TensorDataset(Dataset):
+    def __init__(self, tensors):
+        struct = _st.to_element(tensors, "Dataset.from_tensors")
+        leaves = [_read_only_copy(x) for x in _st.flatten(struct)]
+        self._element = _st.pack(struct, leaves)
+
+    def _iter_elements(self):
+        return iter((self._element,))
+
+    def _cardinality(self):
+        return 1
+
+    def _compute_spec(self):
+        return _st.spec_of(self._element)
+
+
+class RangeDataset(Dataset):
+    def __init__(self, *args, output_type=_np.int64):
+        if not 1 <= len(args) <= 3:
+            raise TypeError(f"Dataset.range: expected 1 to 3 positional arguments, got {len(args)}")
+        args = [_int_arg(a, "argument", "range") for a in args]
+        if len(args) == 1:
+            args = [0, args[0], 1]
+        elif len(args) == 2:
+            args = [args[0], args[1], 1]
+        if args[2] == 0:
+            raise ValueError("Dataset.range: step must not be 0")
+        self._range = range(*args)
+        self._type = _np.dtype(output_type).type
+
+    def _iter_elements(self):
+        t = self._type
+        dev = get_default_device()
+        return (_wrap(t(v), dev) for v in self._range)
+
+    def _cardinality(self):
+        return len(self._range)
+
+    def _compute_spec(self):
+        return TensorSpec((), _np.dtype(self._type))
+
+
+def _signature_from_types(output_types, output_shapes):
+    if output_shapes is None:
+        return _st.map_structure(lambda t: TensorSpec(None, t), output_types) \
+            if isinstance(output_types, (tuple, dict)) else TensorSpec(None, output_types)
+    if not isinstance(output_types, (tuple, dict)):
+        return TensorSpec(output_shapes, output_types)
+    shapes = _flatten_up_to(output_types, output_shapes, "Dataset.from_generator: output_shapes")
+    types = _st.flatten(output_types)
+    return _st.pack(output_types, [TensorSpec(s, t) for s, t in zip(shapes, types)])
+
+
+def _flatten_up_to(template, value, what):
+    """``value`` flattened to ``template``'s structure (its leaves may be anything, such as
+    shapes given as tuples)."""
+    if isinstance(template, tuple):
+        if not isinstance(value, (tuple, list)) or len(value) != len(template):
+            raise TypeError(f"{what}: expected a structure like {_st.structure_repr(template)}, "
+                            f"got {value!r}")
+        out = []
+        for t, v in zip(template, value):
+            out.extend(_flatten_up_to(t, v, what))
+        return out
+    if isinstance(template, dict):
+        if not isinstance(value, dict) or set(value) != set(template):
+            raise TypeError(f"{what}: expected a dict with keys {sorted(template)}, got {value!r}")
+        out = []
+        for k in _st._sorted_keys(template):
+            out.extend(_flatten_up_to(template[k], value[k], what))
+        return out
+    return [value]
+
+
+def _conform(value, spec):
+    """A generator's leaf converted to ``spec``'s dtype and checked against its shape."""
+    x = value if isinstance(value, _ndarray) else _st.to_leaf(value, "Dataset.from_generator")
+    dt = spec.dtype
+    if dt is not None and x.dtype != dt:
+        if not _np.can_cast(x.dtype, dt, "same_kind"):
+            raise TypeError(f"Dataset.from_generator: the generator yielded a value of dtype "
+                            f"{x.dtype} where {dt} was declared")
+        x = x.astype(dt)
+    if not spec._shape_compatible(x.shape):
+        raise ValueError(f"Dataset.from_generator: the generator yielded a value of shape "
+                         f"{tuple(x.shape)} where {spec.shape} was declared")
+    return x
+
+
+class GeneratorDataset(Dataset):
+    def __init__(self, generator, output_types, output_shapes, args, output_signature):
+        if not callable(generator):
+            raise TypeError("Dataset.from_generator: generator must be a callable returning an "
+                            f"iterator, got {type(generator).__name__}")
+        if output_signature is not None:
+            if output_types is not None or output_shapes is not None:
+                raise TypeError("Dataset.from_generator: output_types/output_shapes cannot be "
+                                "used together with output_signature")
+            for s in _st.flatten(output_signature):
+                if not isinstance(s, TensorSpec):
+                    raise TypeError("Dataset.from_generator: output_signature must be a "
+                                    f"structure of TensorSpec, got {s!r}")
+            sig = output_signature
+        elif output_types is not None:
+            sig = _signature_from_types(output_types, output_shapes)
+        elif output_shapes is not None:
+            raise TypeError("Dataset.from_generator: output_shapes needs output_types")
+        else:
+            sig = None
+        self._gen = generator
+        self._args = tuple(args) if args is not None else ()
+        self._sig = sig
+        self._spec_needs_run = sig is None
+
+    def _iter_elements(self):
+        gen = self._gen
+        args = self._args
+        sig = self._sig
+        it = iter(gen(*args))
+        if sig is None:
+            for v in it:
+                yield _st.to_element(v, "Dataset.from_generator")
+        elif not isinstance(sig, (tuple, dict)):
+            for v in it:
+                yield _conform(v, sig)
+        else:
+            specs = _st.flatten(sig)
+            for v in it:
+                vals = _flatten_up_to(sig, v, "Dataset.from_generator: the generator's value")
+                yield _st.pack(sig, [_conform(x, s) for x, s in zip(vals, specs)])
+
+    def _compute_spec(self):
+        return self._sig if self._sig is not None else self._spec_by_running()
+
+
+class ZipDataset(Dataset):
+    def __init__(self, datasets):
+        if isinstance(datasets, list):
+            datasets = tuple(datasets)
+        flat = _st.flatten(datasets)
+        for d in flat:
+            if not isinstance(d, Dataset):
+                raise TypeError("Dataset.zip: expected a nested structure of Datasets, got a "
+                                f"{type(d).__name__}")
+        self._struct = datasets
+        self._flat = flat
+        self._spec_needs_run = any(d._spec_needs_run for d in flat)
+
+    def _iter_elements(self):
+        its = [d._iter_elements() for d in self._flat]
+        struct = self._struct
+        try:
+            while True:
+                vals = []
+                for it in its:
+                    try:
+                        vals.append(next(it))
+                    except StopIteration:
+                        return
+                yield _st.pack(struct, vals)
+        finally:
+            for it in its:
+                close = getattr(it, "close", None)
+                if close is not None:
+                    close()
+
+    def _cardinality(self):
+        result = INFINITE
+        for d in self._flat:
+            n = d._cardinality()
+            if n == UNKNOWN:
+                return UNKNOWN
+            if n != INFINITE:
+                result = n if result == INFINITE else min(result, n)
+        return result
+
+    def _compute_spec(self):
+        return _st.pack(self._struct, [d.element_spec for d in self._flat])
