@@ -10,7 +10,7 @@ from . import _graph
 from ._format import CheckpointReader, write_checkpoint_file
 
 __all__ = ["Checkpoint", "CheckpointLoadStatus", "InitializationOnlyStatus", "read_values",
-           "write_graph", "restore_root"]
+           "read_file", "write_graph", "restore_root"]
 
 _COUNTER_KEY = "save_counter/" + _graph.ATTR
 
@@ -29,12 +29,19 @@ def write_graph(root, path, metadata=None):
 def read_values(path):
     """Validate the whole file and read every array (a damaged file fails before anything is
     assigned)."""
+    return read_file(path)[1]
+
+
+def read_file(path):
+    """``(metadata, {key: array})`` of the checkpoint file ``path``, all checked, read through
+    one open file: a save that replaces ``path`` meanwhile cannot mix two files' contents."""
     path = os.fspath(path)
     if os.path.isdir(path):
         raise IsADirectoryError(f"checkpoint: {path} is a directory; pass a checkpoint path, e.g. "
                                 f"tt.train.latest_checkpoint({path!r})")
-    reader = CheckpointReader(path)
-    return reader.read_many(reader.keys())
+    with open(path, "rb") as f:
+        reader = CheckpointReader(path, _file=f)
+        return reader.metadata, reader.read_many(reader.keys(), _file=f)
 
 
 def restore_root(root, path, skip_mismatch=False, values=None):

@@ -6,6 +6,11 @@ atomically (temporary file, fsync, rename), and a save goes: write the new check
 it as the latest; delete what falls out of ``max_to_keep``; record the state again. A process
 killed at any moment therefore leaves a state file naming a complete, loadable checkpoint (the
 previous one until the new one is recorded).
+
+The state file is data, not an instruction: the manager deletes only files it could have
+written itself, regular files named ``<checkpoint_name>-<N>`` directly in its directory. Any
+other entry of a state file (``../x``, an absolute path elsewhere, a symlink, another name) is
+left alone with a warning, so a crafted or stale state file cannot make it delete anything else.
 """
 from __future__ import annotations
 
@@ -13,11 +18,13 @@ import contextlib
 import json
 import os
 import re
+import stat
 import time
 
 import numpy as _np
 
 from ._format import CheckpointFormatError
+from ._graph import logger
 from ._io import atomic_write_bytes
 
 __all__ = ["CheckpointManager", "latest_checkpoint", "get_checkpoint_state", "STATE_FILENAME"]
@@ -52,16 +59,32 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
         if state.get("format_version") != _STATE_VERSION:
             raise ValueError(f"unsupported state format version {state.get('format_version')!r}")
         latest = state["model_checkpoint_path"]
-        paths = [_abs(directory, p) for p in state.get("all_model_checkpoint_paths", [])]
-        stamps = [float(t) for t in state.get("all_model_checkpoint_timestamps", [])]
-        if not isinstance(latest, str) or len(stamps) not in (0, len(paths)):
-            raise ValueError("inconsistent entries")
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
-        raise CheckpointFormatError(f"{path}: unreadable checkpoint state file: {e}") from None
+        paths = state.get("all_model_checkpoint_paths", [])
+        stamps = state.get("all_model_checkpoint_timestamps", [])
+        preserved = state.get("last_preserved_timestamp")
+        if not isinstance(latest, str) or not isinstance(paths, list) or \
+                not all(isinstance(p, str) for p in paths):
+            raise ValueError("the checkpoint paths must be strings")
+        if not isinstance(stamps, list) or len(stamps) not in (0, len(paths)) or \
+                not all(_is_number(t) for t in stamps):
+            raise ValueError("the timestamps must be a list of numbers, one per checkpoint")
+        if preserved is not None and not _is_number(preserved):
+            raise ValueError(f"invalid last_preserved_timestamp {preserved!r}")
+        paths = [_abs(directory, p) for p in paths]
+        stamps = [float(t) for t in stamps]
+    # (ValueError includes JSON errors and over-long integers; RecursionError, JSON nested
+    # deeper than the interpreter's stack)
+    except (ValueError, KeyError, TypeError, RecursionError) as e:
+        raise CheckpointFormatError(f"{path}: unreadable checkpoint state file: "
+                                    f"{type(e).__name__}: {e}") from None
     return {"model_checkpoint_path": _abs(directory, latest),
             "all_model_checkpoint_paths": paths,
             "all_model_checkpoint_timestamps": stamps or [None] * len(paths),
-            "last_preserved_timestamp": state.get("last_preserved_timestamp")}
+            "last_preserved_timestamp": preserved}
+
+
+def _is_number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def _update_state(directory, latest, paths, timestamps=None, last_preserved=None,
@@ -141,6 +164,7 @@ class CheckpointManager:
         self._keep_every = keep_checkpoint_every_n_hours
         self._checkpoint_name = checkpoint_name
         self._prefix = os.path.join(self._directory, checkpoint_name)
+        self._own_name = re.compile(re.escape(checkpoint_name) + r"--?[0-9]+")
         self._step_counter = step_counter
         self._checkpoint_interval = checkpoint_interval
         self._init_fn = init_fn
@@ -155,11 +179,36 @@ class CheckpointManager:
             now = time.time()
             for p, t in zip(state["all_model_checkpoint_paths"],
                             state["all_model_checkpoint_timestamps"]):
-                if os.path.isfile(p):
-                    self._maybe_delete[p] = t if t is not None and t <= now else now
+                own = self._own_checkpoint(p, "manage or delete it")
+                if own is not None:
+                    self._maybe_delete.pop(own, None)
+                    self._maybe_delete[own] = t if t is not None and t <= now else now
             if state.get("last_preserved_timestamp") is not None:
                 self._last_preserved_timestamp = float(state["last_preserved_timestamp"])
         self._remove_stale_temporaries()
+
+    def _own_checkpoint(self, path, action):
+        """``path`` if it names a checkpoint this manager may delete: a regular file (not a
+        symlink) ``<checkpoint_name>-<N>`` directly in its directory, named without detours
+        (``..``, ``.``, subdirectories). Otherwise None, with a warning unless it is simply
+        gone (``action``: what is not done to it)."""
+        if os.path.normpath(path) != path or os.path.dirname(path) != self._directory or \
+                not self._own_name.fullmatch(os.path.basename(path)):
+            why = f"not a '{self._checkpoint_name}-<N>' file in {self._directory}"
+        else:
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                return None
+            except OSError as e:
+                mode, why = None, f"cannot be examined ({e})"
+            if mode is not None and stat.S_ISREG(mode):
+                return path
+            if mode is not None:
+                why = "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
+        logger.warning("CheckpointManager: %s lists %r, which is %s; the manager will not %s",
+                       STATE_FILENAME, path, why, action)
+        return None
 
     def _remove_stale_temporaries(self):
         """Temporary files left by a process killed mid-save (single writer per directory)."""
@@ -216,8 +265,10 @@ class CheckpointManager:
                     ts - self._last_preserved_timestamp >= 3600.0 * self._keep_every:
                 self._last_preserved_timestamp = ts
                 continue
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(path)
+            # checked again: the directory may have changed since the state was read
+            if self._own_checkpoint(path, "delete it") is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
 
     def save(self, checkpoint_number=None, check_interval=True, options=None):
         """Write a new checkpoint (``<prefix>-<checkpoint_number>``, by default the incremented

@@ -5,23 +5,45 @@ configs are JSON, arrays are raw bytes checked by SHA-256 (see ``_format``).
 
 The ``Model`` methods (``model.save``, ``model.save_weights``, ``model.load_weights``) and
 ``tt.models.load_model`` call these.
+
+Why ``save_model`` is crash-safe (a process killed at any instant leaves the old or the new
+model at the path, never none and never a mix):
+
+* A new path: the directory is assembled under a temporary name beside it and renamed into
+  place, one atomic step (before it, no model; after it, the new one).
+* An existing model directory is updated in place, never moved: a directory cannot be replaced
+  atomically (renaming the old one aside first leaves a moment with no model at the path).
+  ``weights.ckpt`` carries the model's ``config.json`` text in its metadata, so that one file is
+  a complete model, and replacing it (temporary file, fsync, ``os.replace``) is the single
+  commit point; ``config.json`` is replaced after it. A kill between the two leaves the new
+  weights beside the previous ``config.json``; the weights also record the SHA-256 of the
+  ``config.json`` they replace, so :func:`load_model` recognises exactly that state and takes
+  the config the weights carry. Otherwise ``config.json`` is what is loaded (edits to it count),
+  and directories written before the config was embedded load as they always did.
+
+A killed save leaves temporaries (``<name>.tmp-<pid>-*`` beside the path, hidden
+``.config.json.tmp-<pid>-*``/``.weights.ckpt.tmp-<pid>-*`` inside it); the next save to the same
+path removes those whose process is gone (older unnamed ones: older than this process). The
+temporaries of a live save are left alone.
 """
 from __future__ import annotations
 
 import contextlib
 import glob
+import hashlib
 import json
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 
 import numpy as _np
 
 from . import _graph
 from ._format import CheckpointFormatError
-from ._io import _UMASK, atomic_write_bytes, fsync_dir
-from .checkpoint import read_values, restore_root, write_graph
+from ._io import _UMASK, atomic_write_bytes, fsync_dir, owned_prefix, stale_temporaries, tmp_prefix
+from .checkpoint import read_file, restore_root, write_graph
 
 __all__ = ["save_weights", "load_weights", "save_model", "load_model", "CONFIG_NAME",
            "WEIGHTS_NAME", "MODEL_FORMAT_VERSION"]
@@ -29,6 +51,9 @@ __all__ = ["save_weights", "load_weights", "save_model", "load_model", "CONFIG_N
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "weights.ckpt"
 MODEL_FORMAT_VERSION = 1
+# keys of weights.ckpt's metadata in a saved model (see the module docstring)
+_CONFIG_TEXT = "model_config_json"
+_REPLACES = "replaces_config_sha256"
 
 
 def _is_optimizer_key(key):
@@ -75,11 +100,12 @@ def _weights_metadata(model, kind):
 
 def save_weights(model, filepath, overwrite=True):
     """Write ``model``'s weights (and its optimizer's state if compiled) to the file
-    ``filepath`` (one file, written atomically). ``overwrite=False`` and an existing file:
-    FileExistsError."""
+    ``filepath`` (one file, written atomically; temporaries of killed saves to it whose process
+    is gone are removed). ``overwrite=False`` and an existing file: FileExistsError."""
     filepath = os.fspath(filepath)
     if not overwrite and os.path.lexists(filepath):
         raise FileExistsError(f"save_weights: {filepath} exists (overwrite=False)")
+    _unlink_stale_files(os.path.dirname(os.path.abspath(filepath)), tmp_prefix(filepath))
     return write_graph(_ModelRoot(model), filepath, _weights_metadata(model, "weights"))
 
 
@@ -91,7 +117,7 @@ def load_weights(model, filepath, skip_mismatch=False):
     weight whose shape differs raises ValueError, or is skipped with a warning when
     ``skip_mismatch``. Returns the load status (``assert_consumed()``...)."""
     filepath = os.fspath(filepath)
-    if os.path.isdir(filepath) and os.path.isfile(os.path.join(filepath, CONFIG_NAME)):
+    if os.path.isdir(filepath) and os.path.isfile(os.path.join(filepath, WEIGHTS_NAME)):
         filepath = os.path.join(filepath, WEIGHTS_NAME)
     root = _ModelRoot(model)
     status = restore_root(root, filepath, skip_mismatch=skip_mismatch)
@@ -128,11 +154,50 @@ def _remove(path):
             os.unlink(path)
 
 
+def _is_our_temporary_dir(path):
+    """A directory that holds nothing but what :func:`save_model` puts in its temporary one."""
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            return False
+        names = os.listdir(path)
+    except OSError:
+        return False
+    ours = (CONFIG_NAME, WEIGHTS_NAME)
+    return all(n in ours or n.startswith(tuple(tmp_prefix(o) for o in ours)) for n in names)
+
+
+def _remove_stale_temporaries(filepath):
+    """What killed saves to ``filepath`` left behind (their process is gone)."""
+    parent, base = os.path.split(filepath)
+    for tmp in stale_temporaries(parent, f"{base}.tmp-"):
+        if _is_our_temporary_dir(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+    if os.path.isdir(filepath):
+        for name in (CONFIG_NAME, WEIGHTS_NAME):
+            _unlink_stale_files(filepath, tmp_prefix(name))
+
+
+def _unlink_stale_files(directory, prefix):
+    for tmp in stale_temporaries(directory, prefix):
+        with contextlib.suppress(OSError):
+            if not stat.S_ISDIR(os.lstat(tmp).st_mode):
+                os.unlink(tmp)
+
+
+def _sha256_of_file(path):
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
 def save_model(model, filepath, overwrite=True, include_optimizer=True):
     """Write the directory ``filepath``: ``config.json`` (class name, ``get_config()``, the
     compile arguments) and ``weights.ckpt`` (weights, plus optimizer state if
-    ``include_optimizer`` and the model is compiled). The directory is assembled under a
-    temporary name and renamed into place, so a crash leaves either the old or the new model."""
+    ``include_optimizer`` and the model is compiled, and the config again). A crash leaves
+    either the old or the new model (see the module docstring); an existing directory is
+    written into, as TF's SavedModel does, not replaced."""
     from .. import __version__
     filepath = os.path.abspath(os.fspath(filepath))
     if os.path.lexists(filepath) and not overwrite:
@@ -146,23 +211,31 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
             "tnp_train_version": __version__}
     data = json.dumps(meta, default=_json_default, indent=1).encode("utf-8")
     root = _ModelRoot(model, include_optimizer=include_optimizer)
+    weights_meta = dict(_weights_metadata(model, "model"), **{_CONFIG_TEXT: data.decode("utf-8")})
     parent = os.path.dirname(filepath)
     os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=os.path.basename(filepath) + ".tmp-", dir=parent)
+    _remove_stale_temporaries(filepath)
+    if os.path.isdir(filepath):
+        config_path = os.path.join(filepath, CONFIG_NAME)
+        weights_meta[_REPLACES] = _sha256_of_file(config_path)
+        write_graph(root, os.path.join(filepath, WEIGHTS_NAME), weights_meta)   # the commit
+        atomic_write_bytes(config_path, data)
+        return filepath
+    tmp = tempfile.mkdtemp(prefix=owned_prefix(os.path.basename(filepath) + ".tmp-"), dir=parent)
     old = None
     try:
         os.chmod(tmp, 0o777 & ~_UMASK)
         atomic_write_bytes(os.path.join(tmp, CONFIG_NAME), data)
-        write_graph(root, os.path.join(tmp, WEIGHTS_NAME), _weights_metadata(model, "model"))
+        write_graph(root, os.path.join(tmp, WEIGHTS_NAME), weights_meta)
         fsync_dir(tmp)
-        if os.path.lexists(filepath):
+        if os.path.lexists(filepath):   # a file or a dangling symlink: no model to keep
             old = f"{filepath}.old-{secrets.token_hex(4)}"
             os.rename(filepath, old)
         os.rename(tmp, filepath)
         tmp = None
         fsync_dir(parent)
     finally:
-        if tmp is not None:          # failed: put the previous model back, drop the new one
+        if tmp is not None:          # failed: put back what was there, drop the new one
             if old is not None and not os.path.lexists(filepath):
                 os.rename(old, filepath)
                 old = None
@@ -172,23 +245,46 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
     return filepath
 
 
-def _read_config(filepath):
-    cfg_path = os.path.join(filepath, CONFIG_NAME)
+def _parse_config(raw, where):
     try:
-        with open(cfg_path, "rb") as f:
-            meta = json.loads(f.read().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CheckpointFormatError(f"{cfg_path}: unreadable model config: {e}") from None
+        meta = json.loads(raw.decode("utf-8"))
+    # (ValueError includes JSON errors and over-long integers; RecursionError, JSON nested
+    # deeper than the interpreter's stack)
+    except (ValueError, RecursionError) as e:
+        raise CheckpointFormatError(f"{where}: unreadable model config: {type(e).__name__}: "
+                                    f"{e}") from None
     if not isinstance(meta, dict) or not isinstance(meta.get("class_name"), str) or \
             not isinstance(meta.get("config"), dict):
-        raise CheckpointFormatError(f"{cfg_path}: not a tnp_train model config (needs "
+        raise CheckpointFormatError(f"{where}: not a tnp_train model config (needs "
                                     f"'class_name' and 'config')")
     version = meta.get("format_version")
     if not isinstance(version, int) or version > MODEL_FORMAT_VERSION or version < 1:
-        raise CheckpointFormatError(f"{cfg_path}: model format version {version!r} is not "
+        raise CheckpointFormatError(f"{where}: model format version {version!r} is not "
                                     f"supported (this tnp_train reads up to "
                                     f"{MODEL_FORMAT_VERSION})")
     return meta
+
+
+def _read_config(filepath, weights_metadata):
+    """The model config of the saved model ``filepath``: ``config.json``, unless a save was
+    killed between committing ``weights.ckpt`` and replacing ``config.json`` (the config file
+    is still the one that save replaced): then the config the weights carry."""
+    cfg_path = os.path.join(filepath, CONFIG_NAME)
+    embedded = weights_metadata.get(_CONFIG_TEXT)
+    try:
+        with open(cfg_path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        if not isinstance(embedded, str):
+            raise
+        raw = None
+    if isinstance(embedded, str):
+        text = embedded.encode("utf-8")
+        if raw is None or raw != text and \
+                hashlib.sha256(raw).hexdigest() == weights_metadata.get(_REPLACES):
+            return _parse_config(text, f"{os.path.join(filepath, WEIGHTS_NAME)} (its model "
+                                       f"config)")
+    return _parse_config(raw, cfg_path)
 
 
 def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Keras's name
@@ -205,9 +301,9 @@ def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Ker
         left = sorted(glob.glob(glob.escape(filepath) + ".old-*"))
         hint = f"; an interrupted save left the previous model at {left[-1]}" if left else ""
         raise FileNotFoundError(f"load_model: no saved model at {filepath}{hint}")
-    meta = _read_config(filepath)
     weights = os.path.join(filepath, WEIGHTS_NAME)
-    values = read_values(weights)     # check the file before building anything
+    metadata, values = read_file(weights)     # check the file before building anything
+    meta = _read_config(filepath, metadata)
     from .. import models as _models
     model = _models.model_from_config({"class_name": meta["class_name"], "config": meta["config"]},
                                       custom_objects=custom_objects)
