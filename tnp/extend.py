@@ -47,6 +47,11 @@ def backend_array(x):
         raise
 
 
+def unwrap(x):
+    """The backend array of a tnp array; anything else is returned unchanged."""
+    return x._a if isinstance(x, _ndarray) else x
+
+
 def device_of(x):
     """The :class:`tnp.Device` of tnp array ``x``."""
     try:
@@ -115,4 +120,4 @@ def bump_version(x):
     _bump(x._a if isinstance(x, _ndarray) else x)
 
 
-__all__.append("set_backend_array")
+__all__ += ["set_backend_array", "unwrap"]

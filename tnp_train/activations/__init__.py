@@ -9,7 +9,7 @@ so higher-order gradients stay correct. ``relu`` with its default arguments is
 ``tnp.maximum(x, 0)``: one node.
 
 Every activation runs on its input's device: the one-node ones compute with that device's array
-module (``x._dev.backend.xp``: NumPy, or CuPy on a GPU, where ``erf`` is
+module (``tnp.extend.array_module(x)``: NumPy, or CuPy on a GPU, where ``erf`` is
 ``cupyx.scipy.special.erf``) on the backend array, never on a host copy, and their outputs and
 first-order gradients are wrapped on the input's device (also outside a
 ``tnp.default_device`` block); the others are tnp operations, which follow their operands.
@@ -24,7 +24,7 @@ import math
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import wrap as _wrap
+from tnp.extend import backend_array as _backend, device_of as _device_of, wrap as _wrap
 
 from ..autodiff import custom_gradient
 
@@ -47,20 +47,20 @@ def is_floating(dtype):
 
 def _device(x):
     """The device of tnp array ``x`` and its array module (``xp``: NumPy or CuPy)."""
-    dev = x._dev
+    dev = _device_of(x)
     return dev, dev.backend.xp
 
 
 def _float_b(x):
     """The backend array of tnp array ``x`` in a floating dtype (integers become float32)."""
-    a = x._a
+    a = _backend(x)
     return a if is_floating(a.dtype) or a.dtype.kind == "c" else a.astype(_np.float32)
 
 
 def _on(g, dev, xp):
     """The backend array of cotangent ``g`` on ``dev`` (moved there if it is elsewhere)."""
     if isinstance(g, tnp.ndarray):
-        return (g if g._dev is dev else g.to_device(dev))._a
+        return _backend(g if _device_of(g) is dev else g.to_device(dev))
     return xp.asarray(g)
 
 
@@ -270,7 +270,7 @@ def _wide(a):
 @custom_gradient
 def _softmax(x, axis):
     dev, xp = _device(x)
-    a = _wide(x._a)
+    a = _wide(_backend(x))
     e = xp.exp(a - xp.max(a, axis=axis, keepdims=True))
     e /= xp.sum(e, axis=axis, keepdims=True)
     out_dtype = x.dtype if is_floating(x.dtype) else e.dtype
@@ -307,7 +307,7 @@ def softmax(x, axis=-1):
 @custom_gradient
 def _log_softmax(x, axis):
     dev, xp = _device(x)
-    a = _wide(x._a)
+    a = _wide(_backend(x))
     z = a - xp.max(a, axis=axis, keepdims=True)
     lse = xp.log(xp.sum(xp.exp(z), axis=axis, keepdims=True))
     out = z - lse

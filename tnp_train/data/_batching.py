@@ -6,8 +6,8 @@ import threading
 
 import numpy as _np
 
-from tnp._core.ndarray import ndarray as _ndarray
-from tnp._core.ndarray import wrap as _wrap
+from tnp.extend import backend_array as _backend, device_of as _device_of, wrap as _wrap
+from tnp import ndarray as _ndarray
 
 from . import _structure as _st
 from ._sources import _flatten_up_to
@@ -78,7 +78,7 @@ class UnbatchDataset(_Unary):
                 if e.ndim == 0:
                     raise ValueError("Dataset.unbatch: an element of shape () has no dimension "
                                      "to unbatch")
-                a, dev = e._a, e._dev
+                a, dev = _backend(e), _device_of(e)
                 for i in range(a.shape[0]):
                     yield _wrap(a[i], dev)
                 continue
@@ -88,7 +88,7 @@ class UnbatchDataset(_Unary):
                 raise ValueError("Dataset.unbatch: every component needs the same first "
                                  f"dimension; got shapes {shapes}")
             n = shapes[0][0]
-            arrays = [(x._a, x._dev) for x in leaves]
+            arrays = [(_backend(x), _device_of(x)) for x in leaves]
             for i in range(n):
                 yield pack(e, [_wrap(a[i], dev) for a, dev in arrays])
 
@@ -195,7 +195,7 @@ class PaddedBatchDataset(_Unary):
                 else:
                     full.append(t)
             full = tuple(full)
-        dev = leaves[0]._dev
+        dev = _device_of(leaves[0])
         xp = dev.backend.xp
         dtype = leaves[0].dtype
         if value is None:
@@ -210,7 +210,7 @@ class PaddedBatchDataset(_Unary):
             if x.dtype != dtype:
                 raise TypeError(f"Dataset.padded_batch: components have dtypes {dtype} and "
                                 f"{x.dtype}")
-            out[(i,) + tuple(slice(0, s) for s in x.shape)] = x._a
+            out[(i,) + tuple(slice(0, s) for s in x.shape)] = _backend(x)
         return _wrap(out, dev)
 
     def _cardinality(self):

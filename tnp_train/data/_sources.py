@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as _np
 
-from tnp._core.devices import get_default_device
-from tnp._core.ndarray import ndarray as _ndarray
-from tnp._core.ndarray import wrap as _wrap
+from tnp.extend import backend_array as _backend, device_of as _device_of, wrap as _wrap
+from tnp import get_default_device, ndarray as _ndarray
 
 from . import _structure as _st
 from ._structure import TensorSpec
@@ -34,7 +33,7 @@ class TensorSliceDataset(Dataset):
         leaves = [_read_only_copy(x) for x in leaves]
         self._n = n
         self._template = _st.pack(struct, leaves)
-        self._arrays = [(x._a, x._dev) for x in leaves]
+        self._arrays = [(_backend(x), _device_of(x)) for x in leaves]
         self._leaves = leaves
 
     def _source(self):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import ndarray as _ndarray
+from tnp import ndarray as _ndarray
 
 __all__ = ["TensorSpec", "flatten", "pack", "map_structure", "is_nested", "to_element",
            "normalize_fn_output", "assert_same_structure", "packer", "spec_of", "structure_repr"]

@@ -9,8 +9,8 @@ import threading
 
 import numpy as _np
 
-from tnp._core.devices import get_default_device
-from tnp._core.ndarray import wrap as _wrap
+from tnp import get_default_device
+from tnp.extend import wrap as _wrap
 
 from . import _structure as _st
 from ._structure import TensorSpec
@@ -343,18 +343,18 @@ class EnumerateDataset(_Unary):
 
 class ConcatenateDataset(Dataset):
     def __init__(self, first, second):
-        self._a = first
-        self._b = second
+        self._first = first
+        self._second = second
         self._spec_needs_run = first._spec_needs_run or second._spec_needs_run
         if not self._spec_needs_run:
             self._compute_spec()  # structure and dtype errors at construction, as TF
 
     def _iter_elements(self):
-        yield from self._a._iter_elements()
-        yield from self._b._iter_elements()
+        yield from self._first._iter_elements()
+        yield from self._second._iter_elements()
 
     def _cardinality(self):
-        a, b = self._a._cardinality(), self._b._cardinality()
+        a, b = self._first._cardinality(), self._second._cardinality()
         if a == INFINITE or b == INFINITE:
             return INFINITE
         if a == UNKNOWN or b == UNKNOWN:
@@ -362,7 +362,7 @@ class ConcatenateDataset(Dataset):
         return a + b
 
     def _compute_spec(self):
-        sa, sb = self._a.element_spec, self._b.element_spec
+        sa, sb = self._first.element_spec, self._second.element_spec
         _st.assert_same_structure(sa, sb, "Dataset.concatenate: the two datasets' elements")
 
         def merge(x, y):

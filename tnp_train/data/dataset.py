@@ -23,9 +23,8 @@ import os
 
 import numpy as _np
 
-from tnp._core.devices import get_default_device
-from tnp._core.ndarray import ndarray as _ndarray
-from tnp._core.ndarray import wrap as _wrap
+from tnp.extend import backend_array as _backend, device_of as _device_of, wrap as _wrap
+from tnp import get_default_device, ndarray as _ndarray
 
 from . import _structure as _st
 
@@ -88,8 +87,8 @@ def _scalar_int64(v):
 
 
 def _read_only_copy(leaf):
-    a = leaf._a
-    dev = leaf._dev
+    a = _backend(leaf)
+    dev = _device_of(leaf)
     if isinstance(a, _np.ndarray):
         c = _np.array(a, copy=True)
         c.setflags(write=False)
@@ -99,7 +98,7 @@ def _read_only_copy(leaf):
 
 
 def _to_numpy(leaf):
-    a = leaf._a
+    a = _backend(leaf)
     if isinstance(a, (_np.ndarray, _np.generic)):
         return a
     return a.get()  # CuPy
@@ -108,9 +107,9 @@ def _to_numpy(leaf):
 def _stack(leaves, op):
     """One ``xp.stack`` of same-shaped leaves (ValueError naming the shapes otherwise)."""
     first = leaves[0]
-    dev = first._dev
+    dev = _device_of(first)
     shape = first.shape
-    arrays = [x._a for x in leaves]
+    arrays = [_backend(x) for x in leaves]
     xp = dev.backend.xp
     try:
         return _wrap(xp.stack(arrays), dev)

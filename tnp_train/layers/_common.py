@@ -4,14 +4,15 @@ runs on."""
 import numpy as _np
 
 import tnp
-from tnp._core.devices import get_default_device
+from tnp.extend import backend_array as _backend, device_of as _device_of
+from tnp import get_default_device
 
 __all__ = ["work_dtype", "device_of", "on_device", "scatter_add"]
 
 
 def device_of(a):
     """The device of ``a`` (the default device for NumPy arrays and lists) and its ``xp``."""
-    dev = a._dev if isinstance(a, tnp.ndarray) else get_default_device()
+    dev = _device_of(a) if isinstance(a, tnp.ndarray) else get_default_device()
     return dev, dev.backend.xp
 
 
@@ -22,12 +23,12 @@ def on_device(a, dev, xp, dt=None, who="layer", strict=True):
     if a is None:
         return None
     if isinstance(a, tnp.ndarray):
-        if a._dev is not dev:
+        if _device_of(a) is not dev:
             if strict:
                 raise ValueError(f"{who}: inputs on {dev}, but an operand of shape "
-                                 f"{tuple(a.shape)} is on {a._dev}")
+                                 f"{tuple(a.shape)} is on {_device_of(a)}")
             a = a.to_device(dev)
-        a = a._a
+        a = _backend(a)
         return a if dt is None else a.astype(dt, copy=False)
     return xp.asarray(a) if dt is None else xp.asarray(a, dtype=dt)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import wrap
+from tnp.extend import backend_array as _backend, device_of as _tnp_device, wrap
 
 from ..autodiff import custom_gradient
 from ..autodiff.tape import first_order_only
@@ -23,7 +23,7 @@ def _data_on(a, dev, xp):
     """The backend array of non-differentiated data ``a`` (ids, masks) on ``dev``: tnp arrays
     elsewhere and NumPy arrays move there, as tnp moves NumPy operands."""
     if isinstance(a, tnp.ndarray):
-        return (a if a._dev is dev else a.to_device(dev))._a
+        return _backend(a if _tnp_device(a) is dev else a.to_device(dev))
     return xp.asarray(a)
 
 
@@ -53,7 +53,7 @@ def embedding_lookup(table, ids, name="embedding_lookup"):
 
     @custom_gradient
     def op(table):
-        t = table._a if isinstance(table, tnp.ndarray) else xp.asarray(table)
+        t = _backend(table) if isinstance(table, tnp.ndarray) else xp.asarray(table)
         y = wrap(xp.take(t, ids_b, axis=0), dev)
 
         def grad_fn(dy):
@@ -119,7 +119,7 @@ class Embedding(Layer):
         if not self.mask_zero:
             return None
         if isinstance(inputs, tnp.ndarray):
-            return wrap(inputs._a != 0, inputs._dev)
+            return wrap(_backend(inputs) != 0, _tnp_device(inputs))
         return tnp.asarray(_np.asarray(inputs) != 0)
 
     def compute_output_shape(self, input_shape):

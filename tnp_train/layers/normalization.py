@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import wrap
+from tnp.extend import backend_array as _backend, device_of as _tnp_device, wrap
 
 from ..autodiff import custom_gradient
 from ..autodiff.tape import first_order_only
@@ -232,8 +232,8 @@ class BatchNormalization(Layer):
         if not training:
             # the moving statistics as they are stored, on their device (no tape node)
             return normalize(x, g, b, stat_axes, eps,
-                             mean=wrap(mm._a.reshape(bshape), mm._dev),
-                             variance=wrap(mv._a.reshape(bshape), mv._dev))
+                             mean=wrap(_backend(mm).reshape(bshape), _tnp_device(mm)),
+                             variance=wrap(_backend(mv).reshape(bshape), _tnp_device(mv)))
         y, (mu, var) = _normalize(x, g, b, stat_axes, eps)
         n = 1
         for a in stat_axes:
@@ -243,8 +243,8 @@ class BatchNormalization(Layer):
         f = 1.0 - self.momentum
         # the update runs on the device of the batch statistics (x's); the variables are there
         dev, xp = _device_of(x)
-        mm_b = _on(mm, dev, xp, mm._a.dtype, self.name, strict=False)
-        mv_b = _on(mv, dev, xp, mv._a.dtype, self.name, strict=False)
+        mm_b = _on(mm, dev, xp, _backend(mm).dtype, self.name, strict=False)
+        mv_b = _on(mv, dev, xp, _backend(mv).dtype, self.name, strict=False)
         new_mean = mm_b - (mm_b - mu.reshape(mm.shape).astype(mm_b.dtype)) * f
         new_var = mv_b - (mv_b - var.reshape(mv.shape).astype(mv_b.dtype)) * f
         mm.assign(wrap(new_mean.astype(mm_b.dtype), dev))

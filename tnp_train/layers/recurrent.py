@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import wrap
+from tnp.extend import backend_array as _backend, device_of as _tnp_device, wrap
 
 from .. import activations as _activations
 from .. import initializers as _initializers
@@ -69,7 +69,7 @@ class _UnitForgetBias:
         first = init((u,), dtype=dtype)
         first = first if isinstance(first, tnp.ndarray) else tnp.asarray(first)
         dev, xp = _device_of(first)
-        parts = [first._a, xp.ones((u,), dtype=dtype), _on(init((2 * u,), dtype=dtype), dev, xp,
+        parts = [_backend(first), xp.ones((u,), dtype=dtype), _on(init((2 * u,), dtype=dtype), dev, xp,
                                                             strict=False)]
         return wrap(xp.concatenate(parts), dev)
 
@@ -493,7 +493,7 @@ class RNN(Layer):
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
         if mask is not None:
-            mask = _on(mask, x._dev, x._dev.backend.xp, strict=False).astype(bool)
+            mask = _on(mask, _tnp_device(x), _tnp_device(x).backend.xp, strict=False).astype(bool)
             if tuple(mask.shape) != tuple(x.shape[:2]):
                 raise ValueError(f"{self.name}: the mask has shape {tuple(mask.shape)}, expected "
                                  f"{tuple(x.shape[:2])} for inputs of shape {tuple(x.shape)}")
@@ -562,7 +562,7 @@ class RNN(Layer):
                 new_states = _states_list(new_states)
                 if mask is not None:
                     mt = mask[t] if self.time_major else mask[:, t]
-                    m = wrap(mt[:, None], x._dev)
+                    m = wrap(mt[:, None], _tnp_device(x))
                     if prev is None:
                         prev = tnp.zeros(tuple(out.shape), dtype=out.dtype)
                     out = tnp.where(m, out, prev)

@@ -10,8 +10,9 @@ import threading
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import ndarray as _tnp_ndarray
-from tnp._core.ndarray import wrap as _wrap
+from tnp.extend import backend_array as _backend, device_of as _device_of
+from tnp import ndarray as _tnp_ndarray
+from tnp.extend import wrap as _wrap
 
 from ..autodiff.tape import needs_gradient as _needs_gradient
 from ..autodiff.tape import recording as _recording
@@ -32,8 +33,8 @@ except Exception:  # pragma: no cover
 def _unwrap(x):
     """(backend array, device or None, array module)."""
     if isinstance(x, _tnp_ndarray):
-        dev = x._dev
-        return x._a, dev, dev.backend.xp
+        dev = _device_of(x)
+        return _backend(x), dev, dev.backend.xp
     if isinstance(x, _np.ndarray):
         return x, None, _np
     mod = type(x).__module__.split(".")[0]

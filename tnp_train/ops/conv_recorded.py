@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import ndarray as _tnp_ndarray
+from tnp import ndarray as _tnp_ndarray
 
 from ..autodiff.vjps.indexing import untake as _untake
 from ._common import LazyGrads, _out

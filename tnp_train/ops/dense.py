@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import wrap
+from tnp.extend import backend_array as _backend, device_of as _device_of, wrap
 
 from ..autodiff.tape import _CustomRule, needs_gradient, record_custom, recording
 
@@ -21,12 +21,12 @@ _LOW = (_np.dtype("float16"), _np.dtype(tnp.bfloat16))
 
 def dense(x, kernel, bias=None, relu=False):
     """``x @ kernel (+ bias)``, ReLU'd when ``relu``; differentiable in all three arrays."""
-    dev = x._dev
-    if kernel._dev is not dev or (bias is not None and bias._dev is not dev):
-        raise ValueError(f"dense: inputs on {dev}, kernel on {kernel._dev}"
-                         + (f", bias on {bias._dev}" if bias is not None else ""))
-    xa, wa = x._a, kernel._a
-    ba = bias._a if bias is not None else None
+    dev = _device_of(x)
+    if _device_of(kernel) is not dev or (bias is not None and _device_of(bias) is not dev):
+        raise ValueError(f"dense: inputs on {dev}, kernel on {_device_of(kernel)}"
+                         + (f", bias on {_device_of(bias)}" if bias is not None else ""))
+    xa, wa = _backend(x), _backend(kernel)
+    ba = _backend(bias) if bias is not None else None
     out_dtype = _np.result_type(xa.dtype, wa.dtype)
     low = out_dtype in _LOW
     if low:
@@ -59,7 +59,7 @@ def _make_backward(x, kernel, xa, wa, y, relu, has_bias, need_dx, dev):
         if recording():
             # a higher-order gradient is being taken: the same formulas in tnp, recorded
             return _backward_recorded(g, x, kernel, y, relu, has_bias, need_dx, dev)
-        ga = g._a if isinstance(g, tnp.ndarray) else _np.asarray(g)
+        ga = _backend(g) if isinstance(g, tnp.ndarray) else _np.asarray(g)
         low = ga.dtype in _LOW or wa.dtype in _LOW
         if relu:
             ga = ga * (y > 0)

@@ -7,7 +7,7 @@ Keras's layout (see :mod:`tnp_train.layers.recurrent`, whose layers call :func:`
 """
 from __future__ import annotations
 
-from tnp._core.ndarray import wrap
+from tnp.extend import wrap
 
 from ..autodiff import custom_gradient
 from ..autodiff.tape import first_order_only

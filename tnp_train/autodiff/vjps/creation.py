@@ -14,7 +14,7 @@ import math as _math
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import ndarray
+from tnp import ndarray
 
 from ..registry import defvjp, defvjp_argnum, is_float, nondifferentiable, section, unbroadcast
 from .indexing import gather_vjp, index_map

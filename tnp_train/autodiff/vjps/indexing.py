@@ -15,7 +15,7 @@ import math as _math
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import ndarray
+from tnp import ndarray
 
 from ..registry import defvjp, defvjp_argnum, nondifferentiable, no_array_output, section, \
     unbroadcast

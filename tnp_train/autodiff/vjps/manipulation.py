@@ -20,7 +20,7 @@ import math as _math
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import ndarray
+from tnp import ndarray
 
 from ..registry import (defvjp, defvjp_argnum, get_rule, is_float, no_array_output,
                         nondifferentiable, section, unbroadcast)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import unwrap, wrap
+from tnp.extend import backend_array as _backend, unwrap, wrap
 
 from ..registry import defvjp, nondifferentiable, section
 
@@ -64,7 +64,7 @@ def _balanced(ans, x, y, mine):
     the backend arrays directly: one fused pass instead of several recorded tnp operations
     (``maximum(z, 0)`` is every ReLU); only ``g * mask`` is a tnp operation."""
     def vjp(g):
-        a = ans._a
+        a = _backend(ans)
         hx = _np.equal(unwrap(x), a)
         hy = _np.equal(unwrap(y), a)
         win, other = (hx, hy) if mine == 0 else (hy, hx)
