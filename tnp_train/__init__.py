@@ -8,7 +8,7 @@ mixed precision (``tt.mixed_precision``).
 """
 from .autodiff import (
     GradientTape, Variable, VariableAggregation, VariableSynchronization, custom_gradient,
-    stop_gradient)
+    stop_gradient, variable_creator_scope)
 
 from . import activations, backend, initializers, mixed_precision, utils  # noqa: E402
 from . import layers, losses, optimizers  # noqa: E402
@@ -26,6 +26,7 @@ train = _Lazy("tnp_train.train")
 
 __version__ = "0.1.0"
 __all__ = ["GradientTape", "Variable", "VariableAggregation", "VariableSynchronization",
+           "variable_creator_scope",
            "custom_gradient", "stop_gradient", "Input", "Model", "Sequential", "activations", "backend",
            "callbacks", "data", "initializers", "layers", "losses", "metrics", "mixed_precision",
            "models", "optimizers", "regularizers", "train", "utils"]

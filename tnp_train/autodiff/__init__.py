@@ -1,10 +1,11 @@
 """Tape autodiff through any tnp code: ``GradientTape``, ``Variable``, ``custom_gradient``,
-``stop_gradient``; the VJP registry and finite-difference checks."""
+``stop_gradient``, ``variable_creator_scope``; the VJP registry and finite-difference checks."""
 from .tape import GradientTape, custom_gradient, stop_gradient
-from .variables import Variable, VariableAggregation, VariableSynchronization
+from .variables import (
+    Variable, VariableAggregation, VariableSynchronization, variable_creator_scope)
 from . import registry
 from . import vjps  # noqa: F401  (fills the registry)
 from .check import check_grads
 
 __all__ = ["GradientTape", "Variable", "VariableAggregation", "VariableSynchronization",
-           "custom_gradient", "stop_gradient", "check_grads", "registry"]
+           "variable_creator_scope", "custom_gradient", "stop_gradient", "check_grads", "registry"]

@@ -4,19 +4,35 @@ A Variable is a tnp array (a subclass of ``tnp.ndarray``), so every tnp function
 NumPy call takes it directly; results computed from it are plain tnp arrays. Reading a trainable
 variable inside a ``GradientTape`` watches it. ``aggregation`` and ``synchronization`` say how
 distribution strategies combine its updates across replicas (as ``tf.Variable``'s do).
+
+Two seams let a distribution strategy take variables over without touching the code that uses
+them:
+
+* **creation**: ``tt.Variable(...)`` asks the creators of the active
+  :func:`variable_creator_scope` blocks (``tf.variable_creator_scope``) to make the variable, so
+  a strategy can return a mirrored or server-held Variable subclass. Every variable tnp_train
+  makes (layer weights, optimizer slots and state, metric state, ...) is made this way.
+* **writes**: every in-place write goes through :meth:`Variable.update` (``assign``,
+  ``assign_add`` and ``assign_sub`` do too), so a subclass that overrides that one method sees
+  every update: it can run it on each replica's copy or send it to the rank that owns it.
 """
 from __future__ import annotations
 
+import contextlib
 import enum
+import inspect
 import itertools
 import threading
 
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import _new, bump_version, ndarray, wrap
+from tnp.extend import (
+    backend_array as _backend, bump_version as _bump, device_of as _device_of,
+    is_tnp_array as _is_tnp, wrap as _wrap)
 
-__all__ = ["Variable", "VariableAggregation", "VariableSynchronization"]
+__all__ = ["Variable", "VariableAggregation", "VariableSynchronization",
+           "variable_creator_scope"]
 
 
 class VariableAggregation(enum.Enum):
@@ -37,6 +53,7 @@ class VariableSynchronization(enum.Enum):
 
 _uid = itertools.count()
 _uid_lock = threading.Lock()
+_ndarray = tnp.ndarray
 
 
 def _enum(cls, value, what):
@@ -51,7 +68,96 @@ def _enum(cls, value, what):
                      f"{[m.name.lower() for m in cls]}")
 
 
-class Variable(ndarray):
+# ---------------------------------------------------------------- variable creators
+# Thread-local as TF's creator stack is (per graph and thread): a MirroredStrategy replica thread
+# installs the stack of the thread that started it (current_creators / creator_stack).
+_local = threading.local()
+
+
+class variable_creator_scope:
+    """Mirrors ``tf.variable_creator_scope(variable_creator)``: inside the block, ``tt.Variable(
+    ...)`` calls ``variable_creator(next_creator, **kwargs)`` with every keyword argument of the
+    call (defaults filled in); it returns a Variable, usually ``next_creator(**kwargs)``. Nested
+    scopes compose: the innermost creator is called first and its ``next_creator`` is the next
+    outer one. The stack is per thread."""
+
+    __slots__ = ("_creator", "_old", "_new")
+
+    def __init__(self, variable_creator):
+        if not callable(variable_creator):
+            raise TypeError(f"variable_creator_scope: the creator must be callable, got "
+                            f"{type(variable_creator).__name__}")
+        self._creator = variable_creator
+        self._old = self._new = None
+
+    def __enter__(self):
+        self._old = getattr(_local, "creators", ())
+        self._new = self._old + (self._creator,)
+        _local.creators = self._new
+        return self
+
+    def __exit__(self, *exc):
+        if getattr(_local, "creators", ()) is not self._new:
+            raise RuntimeError("variable_creator_scope: scopes exited out of order (they must "
+                               "nest)")
+        _local.creators = self._old
+        return False
+
+
+def current_creators():
+    """The creators active on this thread, outermost first (for a strategy to hand to the
+    threads it starts, with :func:`creator_stack`)."""
+    return getattr(_local, "creators", ())
+
+
+@contextlib.contextmanager
+def creator_stack(creators):
+    """Run the block with exactly ``creators`` (outermost first) active on this thread."""
+    old = getattr(_local, "creators", ())
+    _local.creators = tuple(creators)
+    try:
+        yield
+    finally:
+        _local.creators = old
+
+
+def _chain(creator, next_creator):
+    def call(**kwargs):
+        v = creator(next_creator, **kwargs)
+        if not isinstance(v, Variable):
+            raise TypeError(f"variable_creator_scope: the creator {creator!r} returned "
+                            f"{type(v).__name__}, not a tt.Variable (for variable "
+                            f"{kwargs.get('name')!r})")
+        return v
+    return call
+
+
+class _VariableMeta(type):
+    # tt.Variable(...) asks the active creators (TF's VariableMetaclass does the same); a
+    # subclass is constructed as asked, which is how a creator builds its own variable type
+    def __call__(cls, *args, **kwargs):
+        creators = getattr(_local, "creators", None)
+        if not creators or cls is not Variable:
+            return super().__call__(*args, **kwargs)
+        try:
+            bound = _SIGNATURE.bind(cls, *args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"Variable: {e}") from None
+        bound.apply_defaults()
+        kw = dict(bound.arguments)
+        del kw["cls"]
+        make = default_variable_creator
+        for c in creators:
+            make = _chain(c, make)
+        return make(**kw)
+
+
+def default_variable_creator(**kwargs):
+    """The last creator of every chain: a plain ``tt.Variable`` made from ``kwargs``."""
+    return type.__call__(Variable, **kwargs)
+
+
+class Variable(tnp.ndarray, metaclass=_VariableMeta):
     """Mirrors ``tf.Variable(initial_value, trainable=True, name=None, dtype=None, ...)``."""
 
     __slots__ = ("_name", "_trainable", "_aggregation", "_synchronization", "_uid",
@@ -61,7 +167,7 @@ class Variable(ndarray):
     def __new__(cls, initial_value, trainable=True, name=None, dtype=None, *,
                 aggregation=VariableAggregation.NONE, synchronization=VariableSynchronization.AUTO,
                 constraint=None, shape=None, device=None):
-        if callable(initial_value) and not isinstance(initial_value, ndarray):
+        if callable(initial_value) and not _is_tnp(initial_value):
             initial_value = initial_value()
         value = tnp.array(initial_value, dtype=dtype, device=device, copy=True)  # owns its buffer
         synchronization = _enum(VariableSynchronization, synchronization, "synchronization")
@@ -69,9 +175,7 @@ class Variable(ndarray):
         if synchronization is VariableSynchronization.ON_READ and trainable:
             raise ValueError("Variable: synchronization=ON_READ variables cannot be trainable "
                              "(pass trainable=False), as in tf.Variable")
-        o = _new(cls)
-        o._a = value._a
-        o._dev = value._dev
+        o = _wrap(_backend(value), _device_of(value), cls=cls)
         with _uid_lock:
             o._uid = next(_uid)
         o._name = name if name is not None else f"Variable:{o._uid}"
@@ -118,59 +222,109 @@ class Variable(ndarray):
     # ---------------------------------------------------------------- reading
     def value(self):
         """A tnp array with the variable's current value (a snapshot, not updated by assign)."""
-        return wrap(self._a.copy(), self._dev)
+        return _wrap(_backend(self).copy(), _device_of(self))
 
     read_value = value
 
     def numpy(self):
         """The value as a NumPy array (a copy)."""
-        a = self._a
+        a = _backend(self)
         return _np.array(a if isinstance(a, _np.ndarray) else a.get(), copy=True)
 
     # ---------------------------------------------------------------- writing
-    def _write(self, value, op, opname):
-        # Not recorded by a tape (as in TF). A tape that saved the old value notices the
-        # version bump and refuses to compute a gradient from it.
-        v = value._a if isinstance(value, ndarray) else value
-        if isinstance(value, ndarray) and value._dev is not self._dev:
-            raise ValueError(f"Variable.{opname}: value on {value._dev}, variable on {self._dev}")
-        if op is None:
-            if _np.shape(v) != self._a.shape:
-                raise ValueError(f"Variable.{opname}: cannot assign a value of shape {_np.shape(v)} "
-                                 f"to variable '{self._name}' of shape {self._a.shape}")
-            self._a[...] = v
-        else:
-            op(self._a, v, out=self._a, casting="same_kind")
-        if self._constraint is not None:
-            self._a[...] = tnp.asarray(self._constraint(wrap(self._a, self._dev)))._a
-        bump_version(self._a)
+    def update(self, fn, *args, constrain=True):
+        """Write into the variable in place: THE entry point of every write (no TF analogue;
+        TF's strategies use ``extended.update(var, fn, args)``).
+
+        Calls ``fn(a, *args)`` once, where ``a`` is this variable's backend array (NumPy or
+        CuPy) and every tnp array among ``args`` (Variables -- the slots an optimizer writes --
+        and read-only values such as a gradient) is replaced by its backend array; ``fn``
+        writes ``a`` and the Variables' arrays in place. Then the variable's constraint is
+        applied (unless ``constrain=False``) and the version of this variable and of every
+        Variable among ``args`` is bumped, so a tape that saved an old value refuses a gradient
+        through it. Not recorded by a tape (as TF's writes). A distributed variable overrides
+        this one method (``assign*`` go through it) to run ``fn`` on every replica's copy, or on
+        the rank that owns the variable.
+        """
+        written = ()
+        if args:
+            # per step and variable: kept to builtins (isinstance) where the common argument
+            # (a float, None) needs nothing
+            unwrapped = []
+            for x in args:
+                if isinstance(x, _ndarray):
+                    if isinstance(x, Variable):
+                        written += (x,)
+                    x = _backend(x)
+                unwrapped.append(x)
+            args = unwrapped
+        a = _backend(self)
+        fn(a, *args)
+        if constrain and self._constraint is not None:
+            dev = _device_of(self)
+            a[...] = _backend(tnp.asarray(self._constraint(_wrap(a, dev)), device=dev))
+        _bump(a)
+        for w in written:
+            _bump(w)
         return self
 
+    def _write(self, value, fn, opname):
+        if _is_tnp(value):
+            if _device_of(value) is not _device_of(self):
+                raise ValueError(f"Variable.{opname}: value on {_device_of(value)}, variable "
+                                 f"'{self._name}' on {_device_of(self)}")
+            if isinstance(value, Variable):
+                # a value read, not written: a plain array over its buffer keeps update() from
+                # counting a write into it
+                value = _wrap(_backend(value), _device_of(value))
+        if fn is _assign_into and _np.shape(value) != self.shape:
+            raise ValueError(f"Variable.{opname}: cannot assign a value of shape "
+                             f"{_np.shape(value)} to variable '{self._name}' of shape "
+                             f"{self.shape}")
+        return self.update(fn, value)
+
     def assign(self, value, use_locking=False, name=None, read_value=True):
-        """Write ``value`` into the variable (in place); mirrors ``tf.Variable.assign``."""
-        self._write(value, None, "assign")
+        """Write ``value`` into the variable (in place); mirrors ``tf.Variable.assign`` (the
+        variable's constraint is applied to the result, which TF leaves to the optimizer)."""
+        self._write(value, _assign_into, "assign")
         return self if read_value else None
 
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
         """Add ``delta`` in place; mirrors ``tf.Variable.assign_add``."""
-        self._write(delta, _np.add, "assign_add")
+        self._write(delta, _add_into, "assign_add")
         return self if read_value else None
 
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
         """Subtract ``delta`` in place; mirrors ``tf.Variable.assign_sub``."""
-        self._write(delta, _np.subtract, "assign_sub")
+        self._write(delta, _sub_into, "assign_sub")
         return self if read_value else None
 
     def __reduce__(self):
-        return (_rebuild_variable, (self.numpy(), str(self._dev), self._trainable, self._name,
-                                    self._aggregation.name, self._synchronization.name))
+        return (_rebuild_variable, (self.numpy(), str(_device_of(self)), self._trainable,
+                                    self._name, self._aggregation.name,
+                                    self._synchronization.name))
 
     def __deepcopy__(self, memo):
-        return _rebuild_variable(self.numpy(), str(self._dev), self._trainable, self._name,
+        return _rebuild_variable(self.numpy(), str(_device_of(self)), self._trainable, self._name,
                                  self._aggregation.name, self._synchronization.name)
 
     def __copy__(self):
         return self.__deepcopy__({})
+
+
+_SIGNATURE = inspect.signature(Variable.__new__)
+
+
+def _assign_into(a, v):
+    a[...] = v
+
+
+def _add_into(a, v):
+    _np.add(a, v, out=a, casting="same_kind")
+
+
+def _sub_into(a, v):
+    _np.subtract(a, v, out=a, casting="same_kind")
 
 
 class _VariableRef:

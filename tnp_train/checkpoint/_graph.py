@@ -23,7 +23,7 @@ import logging
 
 import numpy as _np
 
-from tnp._core.ndarray import bump_version
+from tnp.extend import backend_array as _backend
 
 from ..autodiff import Variable
 
@@ -94,7 +94,7 @@ def walk(root):
 
 
 def _host(var):
-    a = var._a
+    a = _backend(var)
     return a if isinstance(a, _np.ndarray) else var.numpy()
 
 
@@ -218,13 +218,14 @@ def _fits(var, value, key, rec):
     raise ValueError(msg)
 
 
+def _copy_into(a, value):
+    a[...] = value
+
+
 def _assign(var, value, key, rec):
-    a = var._a
-    if isinstance(a, _np.ndarray):
-        a[...] = value      # no constraint: a restored value is taken as it was saved
-        bump_version(a)
-    else:
-        var.assign(value)
+    # through the variable (a distributed one restores every copy); no constraint: a restored
+    # value is taken as it was saved
+    var.update(_copy_into, value, constrain=False)
     rec.consumed.add(key)
     rec.restored[id(var)] = var
 

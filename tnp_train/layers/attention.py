@@ -12,7 +12,7 @@ import math
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import wrap
+from tnp.extend import backend_array as _backend, device_of as _tnp_device, wrap
 
 from ..autodiff import custom_gradient
 from ..autodiff.tape import first_order_only
@@ -209,8 +209,8 @@ class MultiHeadAttention(Layer):
         self.value_bias = bias("value/bias", (H, V))
         self.output_kernel = kernel("attention_output/kernel", (H, V) + out)
         self.output_bias = bias("attention_output/bias", out)
-        self._built_from_signature = True
         self._dims = (int(dq), int(dv), int(dk))
+        self._built_from_signature = True
 
     def _check_axes(self, rank):
         if self.attention_axes is None:
@@ -244,7 +244,10 @@ class MultiHeadAttention(Layer):
                              f"query {tuple(query.shape)} the same batch")
         self._check_axes(query.ndim)
         if not self._built_from_signature:
-            self._build_from_signature(tuple(query.shape), tuple(value.shape), tuple(key.shape))
+            with self._get_build_lock():    # replicas calling it in threads build it once
+                if not self._built_from_signature:
+                    self._build_from_signature(tuple(query.shape), tuple(value.shape),
+                                               tuple(key.shape))
         dims = (query.shape[-1], value.shape[-1], key.shape[-1])
         if tuple(dims) != self._dims:
             raise ValueError(f"{self.name}: built for query/value/key feature sizes {self._dims}, "
@@ -358,7 +361,7 @@ class Attention(Layer):
             c = xp.triu(xp.ones((T, S), bool), k=1)[None]
             hide = c if hide is None else (hide | c)
         if hide is not None:
-            scores = scores - wrap(hide.astype(scores._a.dtype) * 1e9, dev)
+            scores = scores - wrap(hide.astype(_backend(scores).dtype) * 1e9, dev)
         from ..autodiff import stop_gradient
         e = tnp.exp(scores - tnp.max(stop_gradient(scores), axis=-1, keepdims=True))
         probs = e / tnp.sum(e, axis=-1, keepdims=True)
@@ -366,13 +369,13 @@ class Attention(Layer):
         p = probs
         if training and self.dropout > 0:
             keep = 1.0 - self.dropout
-            pdt = p._a.dtype
+            pdt = _backend(p).dtype
             dm = xp.asarray(get_rng().random(tuple(p.shape)) < keep).astype(pdt)
             dm /= xp.asarray(keep, dtype=pdt)
             p = p * wrap(dm, dev)
         out = tnp.matmul(p, v)
         if qm is not None:
-            out = out * wrap(_on(qm, dev, xp, strict=False).astype(out._a.dtype)[..., None], dev)
+            out = out * wrap(_on(qm, dev, xp, strict=False).astype(_backend(out).dtype)[..., None], dev)
         if return_attention_scores:
             return out, p      # after dropout, as TF 2.4 returns them
         return out
@@ -384,7 +387,7 @@ class Attention(Layer):
         if qm is None:
             return None
         if isinstance(qm, tnp.ndarray):
-            return wrap(qm._a.astype(bool), qm._dev)
+            return wrap(_backend(qm).astype(bool), _tnp_device(qm))
         return tnp.asarray(_np.asarray(qm).astype(bool))
 
     def compute_output_shape(self, input_shape):

@@ -17,7 +17,12 @@ What ``__call__`` adds around ``call``:
 * **losses.** ``add_loss`` during ``call`` and weight regularizers are collected in
   ``layer.losses`` (recomputed on access, so they are differentiable inside a tape).
 
-Weights are ``tt.Variable``s; layers assigned as attributes are tracked, so a layer's
+Building is replica-safe: a layer called from several threads at once (MirroredStrategy runs
+one replica per thread) is built once, under its own lock; the other threads wait for the build
+to finish and then call the built layer.
+
+Weights are ``tt.Variable``s (made through ``tt.Variable``, so a strategy's variable creator
+makes them); layers assigned as attributes are tracked, so a layer's
 ``weights`` are its own followed by its sub-layers', in creation order (Keras's order).
 ``_trackable_children`` names them for checkpoints (attribute names, not global counters, so a
 checkpoint restores into a freshly built model).
@@ -30,7 +35,8 @@ import threading
 import numpy as _np
 
 import tnp
-from tnp._core.devices import get_default_device as _get_default_device
+from tnp.extend import (
+    backend_array as _backend, device_of as _device_of, get_default_device as _get_default_device)
 
 from .. import initializers as _initializers
 from ..autodiff import Variable
@@ -42,6 +48,7 @@ __all__ = ["Layer", "InputSpec"]
 
 _BF16 = _np.dtype(tnp.bfloat16)
 _uid_lock = threading.Lock()
+_lock_lock = threading.Lock()     # makes the build lock of a layer that skipped Layer.__init__
 _name_counts: dict = {}
 _ctx = threading.local()          # .training: the training flag of the enclosing call
 _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "input_dim", "batch_size", "autocast",
@@ -89,11 +96,15 @@ def _shapes(inputs):
 class Layer:
     """Mirrors ``tf.keras.layers.Layer(trainable=True, name=None, dtype=None, dynamic=False)``."""
 
+    _building = None   # the id of the thread running build() while it runs
+
     def __init__(self, trainable=True, name=None, dtype=None, dynamic=False, **kwargs):
         unknown = set(kwargs) - _ALLOWED_KWARGS
         if unknown:
             raise TypeError(f"{type(self).__name__}: unexpected keyword arguments {sorted(unknown)}")
         d = self.__dict__
+        # reentrant: a build may call the layer (Model.build runs call on zeros)
+        d["_build_lock"] = threading.RLock()
         d["_own_weights"] = []
         d["_weight_keys"] = []        # short names, parallel to _own_weights
         d["_weight_attrs"] = {}       # attribute name -> variable (for autocast)
@@ -137,7 +148,7 @@ class Layer:
                     all(isinstance(v, Layer) for v in value):
                 for i, v in enumerate(value):
                     self._track_layer(v, f"{name}/{i}")
-            elif type(value) is Variable and any(value is w for w in d["_own_weights"]):
+            elif isinstance(value, Variable) and any(value is w for w in d["_own_weights"]):
                 d["_weight_attrs"][name] = value
         object.__setattr__(self, name, value)
 
@@ -225,9 +236,11 @@ class Layer:
         # a layer computes on the device of its inputs: arrays it makes (its weights when the
         # call builds it, kernels' results, masks, statistics) land there even outside a
         # `with tnp.default_device(...)` block
-        dev = inputs._dev if isinstance(inputs, tnp.ndarray) else None
+        dev = _device_of(inputs) if isinstance(inputs, tnp.ndarray) else None
         scope = dev if dev is not None and dev is not _get_default_device() else None
-        if not self.built:
+        # `built` can turn True before build() returns (Model.build sets it first): while a
+        # build runs, other threads go to _maybe_build and wait for it
+        if not self.built or self._building is not None:
             if scope is not None:
                 with scope:
                     self._maybe_build(_shapes(inputs))
@@ -269,7 +282,7 @@ class Layer:
         if isinstance(inputs, tnp.ndarray):        # the common call, with dtype objects only
             if not self._autocast:
                 return inputs
-            dt = inputs._a.dtype
+            dt = _backend(inputs).dtype
             target = self._dtype_policy._compute_np
             if dt == target or not (dt.kind == "f" or dt == _BF16):
                 return inputs
@@ -305,19 +318,36 @@ class Layer:
         finally:
             d.update(saved)
 
+    def _get_build_lock(self):
+        lock = self.__dict__.get("_build_lock")
+        if lock is None:
+            with _lock_lock:
+                lock = self.__dict__.setdefault("_build_lock", threading.RLock())
+        return lock
+
     def _maybe_build(self, input_shape):
-        if not self.built:
-            self.build(input_shape)
-            self.built = True
-            if self._initial_weights is not None:
-                self.set_weights(self._initial_weights)
-                self._initial_weights = None
+        """Build once: the first thread builds under the layer's lock, the others wait."""
+        d = self.__dict__
+        if self.built and d.get("_building") is None:
+            return
+        with self._get_build_lock():
+            if self.built:      # built by another thread meanwhile, or by this one (reentry)
+                return
+            d["_building"] = threading.get_ident()
+            try:
+                self.build(input_shape)
+                self.built = True
+                if self._initial_weights is not None:
+                    self.set_weights(self._initial_weights)
+                    self._initial_weights = None
+            finally:
+                d["_building"] = None
 
     # ------------------------------------------------------------------ functional API
     def _symbolic_call(self, args, kwargs):
         from ..autodiff.tape import _local as _tape_local
         shapes = _shapes(args[0])
-        if not self.built:
+        if not self.built or self._building is not None:
             self._maybe_build(shapes)
         outputs = None
         if type(self).compute_output_shape is not Layer.compute_output_shape:
@@ -405,17 +435,19 @@ class Layer:
             trainable = True
         if str(synchronization).lower().endswith("on_read"):
             trainable = False
-        key = name or "weight"
-        if key in self._weight_keys:
-            k = 1
-            while f"{key}_{k}" in self._weight_keys:
-                k += 1
-            key = f"{key}_{k}"
-        v = Variable(value, trainable=trainable, name=f"{self.name}/{key}", dtype=dtype,
-                     aggregation=aggregation, synchronization=synchronization, constraint=constraint)
-        self._own_weights.append(v)
-        self._weight_keys.append(key)
-        self._restore_deferred(key, v)
+        with self._get_build_lock():   # a unique key, and the weight lists kept parallel
+            key = name or "weight"
+            if key in self._weight_keys:
+                k = 1
+                while f"{key}_{k}" in self._weight_keys:
+                    k += 1
+                key = f"{key}_{k}"
+            v = Variable(value, trainable=trainable, name=f"{self.name}/{key}", dtype=dtype,
+                         aggregation=aggregation, synchronization=synchronization,
+                         constraint=constraint)
+            self._own_weights.append(v)
+            self._weight_keys.append(key)
+            self._restore_deferred(key, v)
         if regularizer is not None:
             from .. import regularizers as _regularizers
             reg = _regularizers.get(regularizer)

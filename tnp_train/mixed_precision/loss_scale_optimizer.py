@@ -37,7 +37,8 @@ import numbers
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import bump_version, ndarray, wrap
+from tnp.extend import backend_array as _backend, device_of as _device_of, is_tnp_array as _is_tnp
+from tnp.extend import wrap
 
 from ..autodiff import GradientTape, Variable
 from ..optimizers.base_optimizer import Optimizer
@@ -188,18 +189,19 @@ class LossScaleOptimizer(Optimizer):
         return self._growth_steps
 
     def _scale(self):
-        return float(self._loss_scale._a)
+        # a host variable ("cpu"): reading it never waits for a device
+        return float(_backend(self._loss_scale))
 
     def get_scaled_loss(self, loss):
         """``loss * loss_scale`` (recorded on the tapes following ``loss``); a callable
         ``loss`` gives a callable. The scale is cast to the loss's dtype, as TF 2.4 does."""
-        if callable(loss) and not isinstance(loss, (ndarray, _np.ndarray)):
+        if callable(loss) and not (_is_tnp(loss) or isinstance(loss, _np.ndarray)):
             def scaled():
                 return self.get_scaled_loss(loss())
             return scaled
-        if not isinstance(loss, ndarray):
+        if not _is_tnp(loss):
             loss = tnp.asarray(loss)
-        return loss * tnp.asarray(self._scale(), dtype=loss.dtype, device=loss._dev) \
+        return loss * tnp.asarray(self._scale(), dtype=loss.dtype, device=_device_of(loss)) \
             if _is_floating(loss.dtype) else loss * self._scale()
 
     def get_unscaled_gradients(self, grads):
@@ -211,9 +213,9 @@ class LossScaleOptimizer(Optimizer):
             if g is None:
                 out.append(None)
                 continue
-            if not isinstance(g, ndarray):
+            if not _is_tnp(g):
                 g = tnp.asarray(g)
-            out.append(g * tnp.asarray(recip, dtype=g.dtype, device=g._dev))
+            out.append(g * tnp.asarray(recip, dtype=g.dtype, device=_device_of(g)))
         return out
 
     def _unscale_fast(self, grads):
@@ -224,10 +226,10 @@ class LossScaleOptimizer(Optimizer):
             if g is None:
                 out.append(None)
                 continue
-            if not isinstance(g, ndarray):
+            if not _is_tnp(g):
                 g = tnp.asarray(g)
-            a = g._a
-            out.append(wrap(a * a.dtype.type(recip), g._dev) if _is_floating(a.dtype)
+            a = _backend(g)
+            out.append(wrap(a * a.dtype.type(recip), _device_of(g)) if _is_floating(a.dtype)
                        else g * recip)
         return out
 
@@ -235,21 +237,19 @@ class LossScaleOptimizer(Optimizer):
         """The dynamic loss-scale state machine (TF 2.4's DynamicLossScale.update)."""
         if not self._dynamic:
             return
-        s, c = self._loss_scale._a, self._good_steps._a
+        # written through the variables, so a distributed loss-scale state sees the update
+        s, c = self._loss_scale, self._good_steps
         if finite:
-            n = int(c) + 1
+            n = int(_backend(c)) + 1
             if n >= self._growth_steps:
-                new = float(s) * _MULTIPLIER
+                new = self._scale() * _MULTIPLIER
                 if new <= _F32_MAX:           # a doubled scale that overflows is not taken
-                    s[...] = new
-                    bump_version(s)
+                    s.assign(_np.float32(new))
                 n = 0
-            c[...] = n
+            c.assign(_np.int64(n))
         else:
-            s[...] = max(float(s) / _MULTIPLIER, 1.0)
-            bump_version(s)
-            c[...] = 0
-        bump_version(c)
+            s.assign(_np.float32(max(self._scale() / _MULTIPLIER, 1.0)))
+            c.assign(_np.int64(0))
 
     # ================================================================ the update
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
@@ -262,7 +262,7 @@ class LossScaleOptimizer(Optimizer):
         if experimental_aggregate_gradients:
             pairs = list(inner.gradient_aggregator(pairs))
         if self._dynamic:
-            finite = _all_finite([g._a if isinstance(g, ndarray) else _np.asarray(g)
+            finite = _all_finite([_backend(g) if _is_tnp(g) else _np.asarray(g)
                                   for g, _ in pairs if g is not None])
         else:
             finite = True

@@ -31,9 +31,9 @@ class Adadelta(Optimizer):
 
     def update_step(self, gradient, variable, learning_rate):
         slots = self._slots[variable._uid][1]
-        kernels.adadelta(variable._a, gradient._a, slots["accum_grad"]._a,
-                         slots["accum_var"]._a, learning_rate, self.rho, self.epsilon,
-                         self._decay_factor(variable, learning_rate))
+        variable.update(kernels.adadelta, gradient, slots["accum_grad"], slots["accum_var"],
+                        learning_rate, self.rho, self.epsilon,
+                        self._decay_factor(variable, learning_rate))
 
     def get_config(self):
         return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon}

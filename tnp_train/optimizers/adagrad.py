@@ -31,8 +31,8 @@ class Adagrad(Optimizer):
             self.add_slot(v, "accumulator", self.initial_accumulator_value)
 
     def update_step(self, gradient, variable, learning_rate):
-        acc = self._slots[variable._uid][1]["accumulator"]._a
-        kernels.adagrad(variable._a, gradient._a, acc, learning_rate, self.epsilon,
+        acc = self._slots[variable._uid][1]["accumulator"]
+        variable.update(kernels.adagrad, gradient, acc, learning_rate, self.epsilon,
                         self._decay_factor(variable, learning_rate))
 
     def get_config(self):

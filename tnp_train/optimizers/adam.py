@@ -53,9 +53,9 @@ class Adam(Optimizer):
         slots = self._slots[variable._uid][1]
         t = self._t
         alpha = learning_rate * (math.sqrt(1 - self.beta_2 ** t) / (1 - self.beta_1 ** t))
-        kernels.adam(variable._a, gradient._a, slots["m"]._a, slots["v"]._a,
-                     slots["vhat"]._a if self.amsgrad else None, alpha, self.beta_1, self.beta_2,
-                     self.epsilon, self._decay_factor(variable, learning_rate))
+        variable.update(kernels.adam, gradient, slots["m"], slots["v"],
+                        slots["vhat"] if self.amsgrad else None, alpha, self.beta_1, self.beta_2,
+                        self.epsilon, self._decay_factor(variable, learning_rate))
 
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,

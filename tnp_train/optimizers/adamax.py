@@ -32,9 +32,8 @@ class Adamax(Optimizer):
     def update_step(self, gradient, variable, learning_rate):
         slots = self._slots[variable._uid][1]
         alpha = learning_rate / (1 - self.beta_1 ** self._t)
-        kernels.adamax(variable._a, gradient._a, slots["m"]._a, slots["v"]._a, alpha,
-                       self.beta_1, self.beta_2, self.epsilon,
-                       self._decay_factor(variable, learning_rate))
+        variable.update(kernels.adamax, gradient, slots["m"], slots["v"], alpha, self.beta_1,
+                        self.beta_2, self.epsilon, self._decay_factor(variable, learning_rate))
 
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,

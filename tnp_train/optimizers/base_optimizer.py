@@ -23,16 +23,30 @@ What ``apply_gradients`` does, in order (TF 2.4's order):
 
 The learning rate used by a step is evaluated once, before the updates, at the current
 ``iterations`` (a schedule gets the number of steps already taken).
+
+Every write goes through the variable: an update step hands its kernel to
+``variable.update(kernel, gradient, *slots, ...)`` (which applies the variable's constraint once,
+after the kernel), the step count is incremented with ``iterations.update``, so a distributed
+variable (made by a strategy's variable creator) sees every update. Slots are made with
+``tt.Variable`` (so the creators see them too), once, under the optimizer's lock: replicas
+running in threads may build the same optimizer at once.
+
+The step count and the learning rate are kept on the host as well (:class:`_HostValue`), so a
+step reads neither back from its device; they are read again only after someone else wrote the
+variable (a checkpoint restore, a callback assigning the rate), which its version counter shows.
 """
 from __future__ import annotations
 
 import math
 import numbers
+import threading
 
 import numpy as _np
 
 import tnp
-from tnp._core.ndarray import bump_version, ndarray, wrap
+from tnp.extend import (
+    array_module as _xp_of, backend_array as _backend, device_of as _device_of,
+    is_tnp_array as _is_tnp, version as _version, wrap)
 
 from ..autodiff import GradientTape, Variable
 from . import schedules as _schedules
@@ -50,6 +64,40 @@ def _check_nonneg(owner, what, value):
     return float(value)
 
 
+class _HostValue:
+    """A Python copy of a scalar Variable's value, valid while the variable still holds the
+    buffer it was taken from and that buffer's version has not moved since (a write through the
+    variable bumps it). Saves a device-to-host read on every step."""
+
+    __slots__ = ("_var", "_array", "_seen", "_value")
+
+    def __init__(self):
+        self._var = self._array = self._value = None
+        self._seen = -1
+
+    def get(self, var, convert):
+        """The value of ``var`` (``convert`` applied to its backend array when it must be read)."""
+        a = _backend(var)
+        if var is self._var and a is self._array and _version(a) == self._seen:
+            return self._value
+        value = convert(a)
+        self.set(var, value)
+        return value
+
+    def set(self, var, value):
+        """Record ``value`` as the value ``var`` holds now (after the caller wrote it)."""
+        a = _backend(var)
+        self._var, self._array, self._seen, self._value = var, a, _version(a), value
+
+
+def _increment(a):
+    a += 1
+
+
+def _decay_in_place(w, d):
+    w -= d * w
+
+
 class Optimizer:
     """Mirrors ``tf.keras.optimizers.Optimizer(name, gradient_aggregator=None,
     gradient_transformers=None, **kwargs)`` (TF 2.4), the keyword arguments being
@@ -61,7 +109,8 @@ class Optimizer:
     Subclasses implement ``build(var_list)`` (called once for the variables seen for the first
     time; create slots with :meth:`add_slot`) and ``update_step(gradient, variable,
     learning_rate)`` (``gradient`` a tnp array of the variable's dtype and shape; update the
-    variable in place). A subclass whose update already applies the weight decay (by passing
+    variable through it: ``variable.update(fn, gradient, *slots, ...)`` or ``assign*``, which
+    apply its constraint). A subclass whose update already applies the weight decay (by passing
     :meth:`_decay_factor` to a kernel) sets ``_fuses_weight_decay = True``.
     """
 
@@ -95,6 +144,9 @@ class Optimizer:
                 raise TypeError(f"{name}: gradient_transformers must be callables, got "
                                 f"{type(t).__name__}")
         self.gradient_transformers = transformers
+        self._build_lock = threading.RLock()   # slots are made once, whatever thread asks first
+        self._iter_host = _HostValue()
+        self._lr_host = _HostValue()
         self.iterations = Variable(_np.int64(0), trainable=False, name=f"{name}/iter", dtype="int64")
         self._lr_var = None        # float32 Variable holding a float learning rate
         self._lr_float = None      # the exact float given (the Variable holds it rounded)
@@ -116,14 +168,14 @@ class Optimizer:
 
     def _set_learning_rate(self, value):
         if isinstance(value, _schedules.LearningRateSchedule) or (
-                callable(value) and not isinstance(value, (ndarray, _np.ndarray))):
+                callable(value) and not (_is_tnp(value) or isinstance(value, _np.ndarray))):
             self._lr_fn = value
             return
-        if isinstance(value, (ndarray, _np.ndarray)):
+        if _is_tnp(value) or isinstance(value, _np.ndarray):
             if _np.ndim(value) != 0:
                 raise ValueError(f"{self._name}: the learning rate must be a scalar, got shape "
                                  f"{_np.shape(value)}")
-            value = float(_np.asarray(value._a if isinstance(value, ndarray) else value))
+            value = float(_np.asarray(_backend(value) if _is_tnp(value) else value))
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise TypeError(f"{self._name}: learning_rate must be a float, a "
                             f"LearningRateSchedule or a callable, got {type(value).__name__}")
@@ -138,6 +190,7 @@ class Optimizer:
             self._lr_var.assign(_np.float32(value))
         self._lr_float = value
         self._lr_float_f32 = float(_np.float32(value))
+        self._lr_host.set(self._lr_var, self._lr_float_f32)
 
     @property
     def learning_rate(self):
@@ -157,29 +210,38 @@ class Optimizer:
 
     lr = learning_rate
 
+    def _steps_taken(self):
+        """``iterations`` as a Python int (read from the variable only when someone else wrote
+        it since this optimizer did)."""
+        return self._iter_host.get(self.iterations, int)
+
     def _base_lr(self):
         """The learning rate before ``decay``, as a Python float."""
         if self._lr_fn is None:
-            v = float(self._lr_var._a)
+            v = self._lr_host.get(self._lr_var, float)
             # the Variable holds float32(rate): while it still does, use the exact rate given;
             # a restored or assigned value is used as it is
             return self._lr_float if v == self._lr_float_f32 else v
         if isinstance(self._lr_fn, _schedules.LearningRateSchedule):
-            return float(_np.asarray(self._lr_fn(int(self.iterations._a))))
+            return float(_np.asarray(self._lr_fn(self._steps_taken())))
         return float(_np.asarray(self._lr_fn()))
 
     def _current_learning_rate(self):
         """The learning rate of the step about to be applied (schedule and ``decay`` included)."""
         lr = self._base_lr()
         if self._initial_decay:
-            lr = lr / (1.0 + self._initial_decay * float(self.iterations._a))
+            lr = lr / (1.0 + self._initial_decay * float(self._steps_taken()))
         return lr
 
     # ================================================================ slots
     def add_slot(self, var, slot_name, initializer="zeros", shape=None):
         """A non-trainable Variable kept per variable (momentum, ...), in ``var``'s dtype and on
-        its device; created once (later calls return it). ``initializer`` is a name
-        ("zeros", "ones"), a number (constant), a callable ``(shape, dtype)`` or an array."""
+        its device; created once (later calls return it, from any thread). ``initializer`` is a
+        name ("zeros", "ones"), a number (constant), a callable ``(shape, dtype)`` or an array."""
+        with self._build_lock:
+            return self._add_slot(var, slot_name, initializer, shape)
+
+    def _add_slot(self, var, slot_name, initializer, shape):
         entry = self._slots.get(var._uid)
         if entry is None:
             entry = self._slots[var._uid] = (var, {})
@@ -199,7 +261,7 @@ class Optimizer:
         else:
             init = initializer
         slot = Variable(init, trainable=False, name=f"{var.name}/{slot_name}", dtype=dtype,
-                        device=var._dev)
+                        device=_device_of(var))
         if tuple(slot.shape) != shape:
             raise ValueError(f"{self._name}.add_slot: initial value of slot '{slot_name}' for "
                              f"'{var.name}' has shape {tuple(slot.shape)}, expected {shape}")
@@ -224,11 +286,6 @@ class Optimizer:
         """The names of the slots created so far, in creation order."""
         return list(self._slot_names)
 
-    def _slot_arrays(self, var, *names):
-        """Backend arrays of ``var``'s slots ``names`` (for update steps)."""
-        slots = self._slots[var._uid][1]
-        return [slots[n]._a for n in names]
-
     def build(self, var_list):
         """Create the slots for ``var_list``, the variables seen for the first time (override)."""
 
@@ -251,22 +308,24 @@ class Optimizer:
 
     def _assign_slot(self, slot, value, var, slot_name):
         a = _np.asarray(value.numpy() if isinstance(value, Variable) else
-                        (value._a if isinstance(value, ndarray) else value))
+                        (_backend(value) if _is_tnp(value) else value))
         if a.shape != tuple(slot.shape):
             raise ValueError(f"{self._name}: cannot restore slot '{slot_name}' of variable "
                              f"'{var.name}': value of shape {a.shape}, slot of shape "
                              f"{tuple(slot.shape)}")
-        slot.assign(wrap(slot._dev.backend.xp.asarray(a.astype(slot.dtype, copy=False)), slot._dev)
-                    if slot._dev.is_gpu else a.astype(slot.dtype, copy=False))
+        dev = _device_of(slot)
+        a = a.astype(slot.dtype, copy=False)
+        slot.assign(wrap(_xp_of(dev).asarray(a), dev) if dev.is_gpu else a)
 
     def _restore_slot(self, variable, slot_name, value):
         """Restore a slot from a checkpoint: assigned now if the slot exists, else kept and
         assigned when :meth:`add_slot` creates it (deferred restoration)."""
-        entry = self._slots.get(variable._uid)
-        if entry is not None and slot_name in entry[1]:
-            self._assign_slot(entry[1][slot_name], value, variable, slot_name)
-        else:
-            self._deferred_slots[(variable.ref(), slot_name)] = value
+        with self._build_lock:   # not between add_slot's check and its creation
+            entry = self._slots.get(variable._uid)
+            if entry is not None and slot_name in entry[1]:
+                self._assign_slot(entry[1][slot_name], value, variable, slot_name)
+            else:
+                self._deferred_slots[(variable.ref(), slot_name)] = value
 
     # ================================================================ variables
     def variables(self):
@@ -321,16 +380,17 @@ class Optimizer:
 
     def _gradient(self, g, v):
         """``g`` as a tnp array of ``v``'s dtype, shape and device (ValueError on mismatch)."""
-        if isinstance(g, ndarray):
-            if g._dev is not v._dev:
-                raise ValueError(f"{self._name}: gradient on device {g._dev} for variable "
-                                 f"'{v.name}' on {v._dev}")
-            a = g._a
+        vdev = _device_of(v)
+        if _is_tnp(g):
+            if _device_of(g) is not vdev:
+                raise ValueError(f"{self._name}: gradient on device {_device_of(g)} for variable "
+                                 f"'{v.name}' on {vdev}")
+            a = _backend(g)
         else:
             a = _np.asarray(g)
-            if v._dev.is_gpu:
-                a = v._dev.backend.xp.asarray(a)
-        va = v._a
+            if vdev.is_gpu:
+                a = _xp_of(vdev).asarray(a)
+        va = _backend(v)
         if a is va:                  # the variable passed as its own gradient
             a = a.copy()
         if a.shape != va.shape:
@@ -338,29 +398,31 @@ class Optimizer:
                              f"'{v.name}' of shape {tuple(va.shape)}")
         if a.dtype != va.dtype:
             a = a.astype(va.dtype)
-        elif type(g) is ndarray:
+        elif type(g) is tnp.ndarray:
             return g
-        return wrap(a, v._dev)
+        return wrap(a, vdev)
 
     def _transform_gradients(self, pairs):
         """clipvalue, clipnorm, global_clipnorm, then the gradient transformers (TF 2.4)."""
         if self.clipvalue is not None:
             c = self.clipvalue
-            pairs = [(wrap(v._dev.backend.xp.clip(g._a, -c, c), v._dev), v) for g, v in pairs]
+            pairs = [(wrap(_xp_of(v).clip(_backend(g), -c, c), _device_of(v)), v)
+                     for g, v in pairs]
         if self.clipnorm is not None:
             c = self.clipnorm
             out = []
             for g, v in pairs:
-                n = _norm(g._a)
-                out.append((wrap(g._a * (c / n), v._dev), v) if n > c else (g, v))
+                a = _backend(g)
+                n = _norm(a)
+                out.append((wrap(a * (c / n), _device_of(v)), v) if n > c else (g, v))
             pairs = out
         if self.global_clipnorm is not None:
             c = self.global_clipnorm
-            gn = math.sqrt(sum(_norm(g._a) ** 2 for g, _ in pairs))
+            gn = math.sqrt(sum(_norm(_backend(g)) ** 2 for g, _ in pairs))
             if not math.isfinite(gn):       # as tf.clip_by_global_norm: all NaN
-                pairs = [(wrap(g._a * float("nan"), v._dev), v) for g, v in pairs]
+                pairs = [(wrap(_backend(g) * float("nan"), _device_of(v)), v) for g, v in pairs]
             elif gn > c:
-                pairs = [(wrap(g._a * (c / gn), v._dev), v) for g, v in pairs]
+                pairs = [(wrap(_backend(g) * (c / gn), _device_of(v)), v) for g, v in pairs]
         for fn in self.gradient_transformers:
             pairs = list(fn(pairs))
         return pairs
@@ -402,34 +464,42 @@ class Optimizer:
         if (self.clipvalue is not None or self.clipnorm is not None or
                 self.global_clipnorm is not None or self.gradient_transformers):
             pairs = self._transform_gradients(pairs)
-        new = [v for _, v in pairs if v._uid not in self._built_uids]
-        if new:
-            uniq = list({v._uid: v for v in new}.values())
-            self.build(uniq)
-            self._built_uids.update(v._uid for v in uniq)
-        self._t = int(self.iterations._a) + 1
+        built = self._built_uids
+        if any(v._uid not in built for _, v in pairs):
+            self._build_new([v for _, v in pairs])
+        self._t = self._steps_taken() + 1
         lr = self._current_learning_rate()
         self._prepare_step(lr)
         fused_wd = self._fuses_weight_decay
         for g, v in pairs:
             if g is None:                  # an aggregator or transformer dropped it
                 continue
-            if type(g) is not ndarray or g._a.dtype != v._a.dtype or g._a.shape != v._a.shape:
+            if type(g) is not tnp.ndarray:
                 g = self._gradient(g, v)   # whatever an aggregator or transformer returned
+            else:
+                ga, va = _backend(g), _backend(v)
+                if ga.dtype != va.dtype or ga.shape != va.shape:
+                    g = self._gradient(g, v)
             if not fused_wd and self.weight_decay:
                 d = self._decay_factor(v, lr)
                 if d:
-                    v._a -= d * v._a
-                    bump_version(v._a)
+                    # the constraint waits for update_step's write (TF 2.4 applies it once,
+                    # after the update)
+                    v.update(_decay_in_place, d, constrain=False)
+            # the update goes through the variable, which applies its constraint after it
             self.update_step(g, v, lr)
-            if v._constraint is not None:   # as TF 2.4: the constraint after the update
-                c = v._constraint(v.value())
-                v._a[...] = c._a if isinstance(c, ndarray) else c
-                bump_version(v._a)
-        it = self.iterations._a
-        it += 1
-        bump_version(it)
+        self.iterations.update(_increment)
+        self._iter_host.set(self.iterations, self._t)
         return self.iterations
+
+    def _build_new(self, variables):
+        """``build`` the variables not built yet, once each, whichever thread comes first."""
+        with self._build_lock:
+            built = self._built_uids
+            uniq = [v for v in {v._uid: v for v in variables}.values() if v._uid not in built]
+            if uniq:
+                self.build(uniq)
+                built.update(v._uid for v in uniq)
 
     def _prepare_step(self, learning_rate):
         """Per-step work before the per-variable updates (a subclass's coefficients)."""

@@ -12,19 +12,20 @@ Every optimizer's update has three implementations with the same arithmetic, in 
 * **CuPy** -- a variable living on a CuPy array: the fused loop body as a
   ``cupy.ElementwiseKernel`` (compiled once per variant and dtype by CuPy).
 
-The entry points (:func:`sgd`, :func:`adam`, ...) take backend arrays (``variable._a``, the
-gradient already cast to the variable's dtype and of its shape, the slots' ``_a``) and Python
-floats, pick the implementation, update in place and bump the version of every array written
-(so a tape that saved one of them notices). ``decay`` is the decoupled weight decay factor
-``learning_rate * weight_decay``: ``w -= decay * w`` happens first, in the same pass.
+The entry points (:func:`sgd`, :func:`adam`, ...) take backend arrays (the variable's, the
+gradient's -- already cast to the variable's dtype and of its shape -- and the slots') and Python
+floats, pick the implementation and update in place. They are the ``fn`` an optimizer hands to
+``Variable.update(fn, gradient, *slots, ...)``, which unwraps the arrays, calls the kernel once and
+counts the writes (version bumps) of the variable and its slots; so a distributed variable that
+overrides ``update`` runs the same fused kernel on each replica's copy. ``decay`` is the
+decoupled weight decay factor ``learning_rate * weight_decay``: ``w -= decay * w`` happens
+first, in the same pass.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-
-from tnp._core.ndarray import bump_version
 
 try:  # Numba is a dependency of tnp_train, but the NumPy path must work without it
     import numba as _numba
@@ -58,12 +59,6 @@ def _flat(a):
 def _is_cupy(w):
     """A float32/float64 CuPy array (other dtypes take the generic path, which CuPy runs too)."""
     return type(w).__module__.startswith("cupy") and w.dtype in _FUSED_DTYPES
-
-
-def _bump(*arrays):
-    for a in arrays:
-        if a is not None:
-            bump_version(a)
 
 
 # ================================================================ Numba kernels
@@ -264,7 +259,6 @@ def sgd(w, g, m, lr, momentum, nesterov, decay):
                 w += momentum * m - lr * g
             else:
                 w += m
-    _bump(w, m)
 
 
 def adam(w, g, m, v, vhat, alpha, beta_1, beta_2, epsilon, decay):
@@ -301,7 +295,6 @@ def adam(w, g, m, v, vhat, alpha, beta_1, beta_2, epsilon, decay):
             den = np.sqrt(v)
         den += epsilon
         w -= alpha * m / den
-    _bump(w, m, v, vhat)
 
 
 def rmsprop(w, g, ms, mg, mom, lr, rho, momentum, epsilon, decay):
@@ -348,7 +341,6 @@ def rmsprop(w, g, ms, mg, mom, lr, rho, momentum, epsilon, decay):
             den = np.sqrt(d)
             den += epsilon
             w -= lr * g / den
-    _bump(w, ms, mg, mom)
 
 
 def adagrad(w, g, acc, lr, epsilon, decay):
@@ -368,7 +360,6 @@ def adagrad(w, g, acc, lr, epsilon, decay):
         den = np.sqrt(acc)
         den += epsilon
         w -= lr * g / den
-    _bump(w, acc)
 
 
 def adadelta(w, g, acc, accu, lr, rho, epsilon, decay):
@@ -398,7 +389,6 @@ def adadelta(w, g, acc, accu, lr, rho, epsilon, decay):
         accu += (1 - rho) * (upd * upd)
         upd *= lr
         w -= upd
-    _bump(w, acc, accu)
 
 
 def adamax(w, g, m, u, alpha, beta_1, beta_2, epsilon, decay):
@@ -424,7 +414,6 @@ def adamax(w, g, m, u, alpha, beta_1, beta_2, epsilon, decay):
         np.maximum(u, np.abs(g), out=u)
         den = u + epsilon
         w -= alpha * m / den
-    _bump(w, m, u)
 
 
 def nadam(w, g, m, v, lr, beta_1, beta_2, epsilon, coef, decay):
@@ -459,7 +448,6 @@ def nadam(w, g, m, v, lr, beta_1, beta_2, epsilon, coef, decay):
         den = np.sqrt(v / v_den)
         den += epsilon
         w -= lr * m_bar / den
-    _bump(w, m, v)
 
 
 def lion(w, g, m, lr, beta_1, beta_2, decay):
@@ -486,4 +474,3 @@ def lion(w, g, m, lr, beta_1, beta_2, decay):
         w -= c
         m *= beta_2
         m += (1 - beta_2) * g
-    _bump(w, m)

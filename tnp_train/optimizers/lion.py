@@ -30,9 +30,9 @@ class Lion(Optimizer):
             self.add_slot(v, "momentum")
 
     def update_step(self, gradient, variable, learning_rate):
-        m = self._slots[variable._uid][1]["momentum"]._a
-        kernels.lion(variable._a, gradient._a, m, learning_rate, self.beta_1, self.beta_2,
-                     self._decay_factor(variable, learning_rate))
+        m = self._slots[variable._uid][1]["momentum"]
+        variable.update(kernels.lion, gradient, m, learning_rate, self.beta_1, self.beta_2,
+                        self._decay_factor(variable, learning_rate))
 
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2}

@@ -6,7 +6,7 @@ import numpy as _np
 from ..autodiff import Variable
 from . import kernels
 from .adam import _check_beta, _check_eps
-from .base_optimizer import Optimizer
+from .base_optimizer import Optimizer, _HostValue
 
 __all__ = ["Nadam"]
 
@@ -35,6 +35,7 @@ class Nadam(Optimizer):
         # product of the momentum schedule so far (TF keeps it in float32; float64 here)
         self._momentum_cache = Variable(_np.float64(1.0), trainable=False,
                                         name=f"{name}/momentum_cache", dtype="float64")
+        self._cache_host = _HostValue()    # no device read per step (see _HostValue)
         self._coef = None
 
     def _extra_trackables(self):
@@ -50,17 +51,18 @@ class Nadam(Optimizer):
         t, b1 = self._t, self.beta_1
         mu_t = b1 * (1.0 - 0.5 * 0.96 ** (self.schedule_decay * t))
         mu_next = b1 * (1.0 - 0.5 * 0.96 ** (self.schedule_decay * (t + 1)))
-        sched_new = float(self._momentum_cache._a) * mu_t
+        sched_new = self._cache_host.get(self._momentum_cache, float) * mu_t
         self._momentum_cache.assign(_np.float64(sched_new))
+        self._cache_host.set(self._momentum_cache, sched_new)
         sched_next = sched_new * mu_next
         self._coef = (1.0 - sched_new, 1.0 - sched_next, 1.0 - self.beta_2 ** t, 1.0 - mu_t,
                       mu_next)
 
     def update_step(self, gradient, variable, learning_rate):
         slots = self._slots[variable._uid][1]
-        kernels.nadam(variable._a, gradient._a, slots["m"]._a, slots["v"]._a, learning_rate,
-                      self.beta_1, self.beta_2, self.epsilon, self._coef,
-                      self._decay_factor(variable, learning_rate))
+        variable.update(kernels.nadam, gradient, slots["m"], slots["v"], learning_rate,
+                        self.beta_1, self.beta_2, self.epsilon, self._coef,
+                        self._decay_factor(variable, learning_rate))
 
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,

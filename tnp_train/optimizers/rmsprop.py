@@ -41,9 +41,9 @@ class RMSprop(Optimizer):
 
     def update_step(self, gradient, variable, learning_rate):
         slots = self._slots[variable._uid][1]
-        kernels.rmsprop(variable._a, gradient._a, slots["rms"]._a,
-                        slots["mg"]._a if self.centered else None,
-                        slots["momentum"]._a if self.momentum else None,
+        variable.update(kernels.rmsprop, gradient, slots["rms"],
+                        slots["mg"] if self.centered else None,
+                        slots["momentum"] if self.momentum else None,
                         learning_rate, self.rho, self.momentum, self.epsilon,
                         self._decay_factor(variable, learning_rate))
 

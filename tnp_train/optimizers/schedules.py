@@ -11,6 +11,7 @@ import math
 import numpy as _np
 
 import tnp
+from tnp.extend import backend_array as _backend, is_tnp_array as _is_tnp
 
 __all__ = ["LearningRateSchedule", "ExponentialDecay", "PiecewiseConstantDecay",
            "InverseTimeDecay", "PolynomialDecay", "CosineDecay", "CosineDecayRestarts",
@@ -21,7 +22,7 @@ def _step(step):
     """The step as a Python float (accepts ints, NumPy/tnp scalars and 0-d arrays, Variables)."""
     if isinstance(step, (int, float)):
         return float(step)
-    a = _np.asarray(step._a if isinstance(step, tnp.ndarray) else step)
+    a = _np.asarray(_backend(step) if _is_tnp(step) else step)
     if a.ndim != 0:
         raise ValueError(f"learning-rate schedule: the step must be a scalar, got shape {a.shape}")
     return float(a)

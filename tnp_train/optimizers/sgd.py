@@ -28,9 +28,9 @@ class SGD(Optimizer):
                 self.add_slot(v, "momentum")
 
     def update_step(self, gradient, variable, learning_rate):
-        m = self._slots[variable._uid][1]["momentum"]._a if self.momentum else None
-        kernels.sgd(variable._a, gradient._a, m, learning_rate, self.momentum, self.nesterov,
-                    self._decay_factor(variable, learning_rate))
+        m = self._slots[variable._uid][1]["momentum"] if self.momentum else None
+        variable.update(kernels.sgd, gradient, m, learning_rate, self.momentum, self.nesterov,
+                        self._decay_factor(variable, learning_rate))
 
     def get_config(self):
         return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
