@@ -65,6 +65,8 @@ class BackupAndRestore(Callback):
     ``backup_dir`` must be used by this callback only, and by one process at a time.
     """
 
+    _supports_tf_logs = True     # never looks at the logs
+
     def __init__(self, backup_dir, save_freq="epoch", delete_checkpoint=True):
         super().__init__()
         if not backup_dir:

@@ -7,7 +7,29 @@ epoch logs) and a ``ProgbarLogger`` is put first when the call is verbose.
 """
 from __future__ import annotations
 
+from ._util import python_logs
+
 __all__ = ["Callback", "CallbackList", "History"]
+
+
+def _default(hook):
+    """Marks a hook of the base class that ignores its logs (Keras's ``doc_controls.default``):
+    a callback that does not replace it never makes ``fit`` read batch logs from the device."""
+    hook._is_default = True
+    return hook
+
+
+# The hooks that run a batch's end, and the methods a callback overrides to see its logs.
+_BATCH_END_HOOKS = {"on_train_batch_end": ("on_train_batch_end", "on_batch_end"),
+                    "on_test_batch_end": ("on_test_batch_end",),
+                    "on_predict_batch_end": ("on_predict_batch_end",)}
+
+
+def _reads_batch_logs(callback, hook):
+    if getattr(callback, "_supports_tf_logs", False):
+        return False
+    return any(not getattr(getattr(callback, name), "_is_default", False)
+               for name in _BATCH_END_HOOKS[hook])
 
 
 class Callback:
@@ -19,7 +41,14 @@ class Callback:
     ``self.params`` holds ``verbose``, ``epochs`` and ``steps``.
     ``on_batch_begin``/``on_batch_end`` are the old names of the training batch hooks: the base
     ``on_train_batch_begin``/``on_train_batch_end`` call them, so overriding either works.
+
+    As in TF, a batch's logs stay on the device (0-d tnp arrays) until a callback needs them:
+    ``fit`` reads them back only for a callback that overrides a batch-end hook, unless it sets
+    ``_supports_tf_logs = True`` (then it gets the device values and converts what it uses,
+    e.g. with ``float()``), so callbacks that ignore batch logs cost no host round trip.
     """
+
+    _supports_tf_logs = False
 
     def __init__(self):
         self.validation_data = None
@@ -33,27 +62,35 @@ class Callback:
         self.model = model
 
     # batch hooks ---------------------------------------------------------------------------
+    @_default
     def on_batch_begin(self, batch, logs=None):
         """Alias kept for backwards compatibility: called by ``on_train_batch_begin``."""
 
+    @_default
     def on_batch_end(self, batch, logs=None):
         """Alias kept for backwards compatibility: called by ``on_train_batch_end``."""
 
+    @_default
     def on_train_batch_begin(self, batch, logs=None):
         self.on_batch_begin(batch, logs=logs)
 
+    @_default
     def on_train_batch_end(self, batch, logs=None):
         self.on_batch_end(batch, logs=logs)
 
+    @_default
     def on_test_batch_begin(self, batch, logs=None):
         pass
 
+    @_default
     def on_test_batch_end(self, batch, logs=None):
         pass
 
+    @_default
     def on_predict_batch_begin(self, batch, logs=None):
         pass
 
+    @_default
     def on_predict_batch_end(self, batch, logs=None):
         pass
 
@@ -150,34 +187,44 @@ class CallbackList:
         return len(self.callbacks)
 
     def _call(self, hook, *args, logs=None):
-        logs = {} if logs is None else logs
+        # epoch and whole-call logs are read back here, in place, if the loop has not already
+        logs = {} if logs is None else python_logs(logs)
         for cb in self.callbacks:
             getattr(cb, hook)(*args, logs=logs)
+
+    def _call_batch_end(self, hook, batch, logs):
+        # A batch's logs stay on the device unless a callback reads them (Keras's
+        # ``_call_batch_hook_helper``); then they are read once, for every callback.
+        logs = {} if logs is None else logs
+        if any(_reads_batch_logs(cb, hook) for cb in self.callbacks):
+            python_logs(logs)
+        for cb in self.callbacks:
+            getattr(cb, hook)(batch, logs=logs)
 
     # The list's own batch aliases run the training batch hooks, as Keras's do.
     def on_batch_begin(self, batch, logs=None):
         self._call("on_train_batch_begin", batch, logs=logs)
 
     def on_batch_end(self, batch, logs=None):
-        self._call("on_train_batch_end", batch, logs=logs)
+        self._call_batch_end("on_train_batch_end", batch, logs)
 
     def on_train_batch_begin(self, batch, logs=None):
         self._call("on_train_batch_begin", batch, logs=logs)
 
     def on_train_batch_end(self, batch, logs=None):
-        self._call("on_train_batch_end", batch, logs=logs)
+        self._call_batch_end("on_train_batch_end", batch, logs)
 
     def on_test_batch_begin(self, batch, logs=None):
         self._call("on_test_batch_begin", batch, logs=logs)
 
     def on_test_batch_end(self, batch, logs=None):
-        self._call("on_test_batch_end", batch, logs=logs)
+        self._call_batch_end("on_test_batch_end", batch, logs)
 
     def on_predict_batch_begin(self, batch, logs=None):
         self._call("on_predict_batch_begin", batch, logs=logs)
 
     def on_predict_batch_end(self, batch, logs=None):
-        self._call("on_predict_batch_end", batch, logs=logs)
+        self._call_batch_end("on_predict_batch_end", batch, logs)
 
     def on_epoch_begin(self, epoch, logs=None):
         self._call("on_epoch_begin", epoch, logs=logs)

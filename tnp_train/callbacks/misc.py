@@ -13,6 +13,8 @@ class TerminateOnNaN(Callback):
     """Mirrors ``tf.keras.callbacks.TerminateOnNaN()``: sets ``model.stop_training`` as soon as
     a training batch's ``loss`` is NaN or infinite (fit then ends after that batch)."""
 
+    _supports_tf_logs = True     # reads the loss alone from the device (each batch, as TF)
+
     def on_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
         if loss is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 
-from ._util import echo, missing_monitor, resolve_mode, to_float
+from ._util import echo, missing_monitor, python_logs, resolve_mode, to_float
 from .base import Callback
 
 __all__ = ["ModelCheckpoint"]
@@ -30,6 +30,8 @@ class ModelCheckpoint(Callback):
     "precision", "recall") and "min" otherwise. A monitor missing from the logs only warns.
     ``options`` (TensorFlow's ``SaveOptions``) is accepted and ignored.
     """
+
+    _supports_tf_logs = True     # batch logs are read from the device only when saving
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
                  save_weights_only=False, mode="auto", save_freq="epoch", options=None,
@@ -86,6 +88,7 @@ class ModelCheckpoint(Callback):
                            f'{sorted(fields)})') from e
 
     def _save(self, epoch, batch, logs):
+        logs = python_logs(logs)
         path = self._file_path(epoch, batch, logs)
         if self.save_best_only:
             current = logs.get(self.monitor)

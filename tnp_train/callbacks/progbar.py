@@ -6,13 +6,18 @@ the running loss and metrics after it; at the epoch's end the bar is completed w
 logs, ``val_`` ones included. ``verbose=2``: one plain line per epoch. Without tqdm installed
 (it is in the ``examples`` extra), ``verbose=1`` falls back to the ``verbose=2`` lines.
 Everything is written to ``sys.stdout`` as it is at the time of writing.
+
+The bar is redrawn at most every ``_REFRESH_INTERVAL`` seconds (and at the epoch's end), and
+only a redraw reads the running values back from the device: a step that is not drawn costs
+no host round trip (on a GPU, such a read waits for every step queued before it).
 """
 from __future__ import annotations
 
+import math
 import sys
 import time
 
-from ._util import echo, format_logs
+from ._util import echo, format_logs, python_logs
 from .base import Callback
 
 try:
@@ -24,6 +29,10 @@ __all__ = ["ProgbarLogger"]
 
 # Keys that describe the batch rather than measure the model: never shown.
 _HIDDEN = ("size", "batch", "num_steps", "outputs")
+
+# Seconds between two redraws of a bar (a few a second: enough to watch, few host reads).
+_REFRESH_INTERVAL = 0.25
+_clock = time.monotonic
 
 
 def _per_unit(seconds, unit):
@@ -44,6 +53,8 @@ class ProgbarLogger(Callback):
     the epoch, so each is shown as it is.
     """
 
+    _supports_tf_logs = True     # reads the device values itself, only when it redraws
+
     def __init__(self, count_mode="samples", stateful_metrics=None):
         super().__init__()
         if count_mode not in ("samples", "steps"):
@@ -58,6 +69,7 @@ class ProgbarLogger(Callback):
         self.seen = 0
         self._bar = None
         self._start = None
+        self._next_draw = -math.inf
         self._called_in_fit = False
 
     def set_params(self, params):
@@ -73,23 +85,34 @@ class ProgbarLogger(Callback):
         self._close()
         self.seen = 0
         self._start = time.perf_counter()
+        self._next_draw = -math.inf       # the first batch is drawn at once
         if self.verbose == 1 and _tqdm is not None:
+            # tqdm never redraws by itself (mininterval=inf): _advance decides, so a redraw
+            # and the read of the values it shows happen together
             self._bar = _tqdm(total=self.target, desc=desc, file=sys.stdout, leave=True,
                               unit="sample" if self._counts_samples else "step",
-                              dynamic_ncols=False, mininterval=0.1)
+                              dynamic_ncols=False, mininterval=math.inf)
 
     def _advance(self, logs, show_logs=True):
         n = int(logs.get("size", 1)) if self._counts_samples else 1
         self.seen += n
-        if self._bar is not None:
-            if show_logs:
-                self._bar.set_postfix_str(format_logs(logs, _HIDDEN), refresh=False)
-            self._bar.update(n)
+        bar = self._bar
+        if bar is None:
+            return
+        now = _clock()
+        if now < self._next_draw:
+            bar.update(n)
+            return
+        self._next_draw = now + _REFRESH_INTERVAL
+        if show_logs:
+            bar.set_postfix_str(format_logs(python_logs(logs, _HIDDEN), _HIDDEN), refresh=False)
+        bar.update(n)
+        bar.refresh()
 
     def _finish(self, logs, prefix, show_logs=True):
         if self.verbose == 0 or self._start is None:
             return
-        text = format_logs(logs, _HIDDEN) if show_logs else ""
+        text = format_logs(python_logs(logs, _HIDDEN), _HIDDEN) if show_logs else ""
         if self._bar is not None:
             self._bar.set_postfix_str(text, refresh=False)
             self._close()

@@ -52,6 +52,8 @@ class TensorBoard(Callback):
     arguments are accepted and have no effect (there is no graph; the profiler is separate).
     """
 
+    _supports_tf_logs = True     # batch logs are read from the device only when written
+
     def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
                  update_freq="epoch", profile_batch=2, embeddings_freq=0,
                  embeddings_metadata=None, **kwargs):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as _np
 
@@ -29,6 +30,21 @@ def _serialize(obj):
     return {"class_name": type(obj).__name__, "config": cfg}
 
 
+def _dimension(d, shape, what="shape"):
+    """``d`` as a dimension (a non-negative int, or None for an unknown size), as TF's
+    ``Dimension``: TypeError for a non-integer, ValueError for a negative one."""
+    if d is None:
+        return None
+    if isinstance(d, bool) or not hasattr(type(d), "__index__"):
+        raise TypeError(f"Input: dimension {d!r} ({type(d).__name__}) of {what} {shape!r} is "
+                        f"not an integer or None")
+    d = operator.index(d)
+    if d < 0:
+        raise ValueError(f"Input: negative dimensions are not allowed, got {what}={shape!r} "
+                         f"(use None for a dimension of unknown size)")
+    return d
+
+
 class InputLayer(Layer):
     """The entry of a functional model; ``tt.Input`` creates one and returns its output."""
 
@@ -38,12 +54,15 @@ class InputLayer(Layer):
             batch_size, input_shape = batch_input_shape[0], tuple(batch_input_shape[1:])
         if input_shape is None:
             raise ValueError("InputLayer: an input_shape (without the batch dimension) is required")
+        shape = tuple(input_shape)
+        dims = tuple(_dimension(d, shape) for d in shape)
+        batch_size = _dimension(batch_size, batch_size, "batch_size")
         if name is None:
             from .base import unique_name
             name = unique_name("input")
             name = name if name != "input" else unique_name("input")   # input_1, input_2, ...
         super().__init__(name=name, dtype=dtype or "float32", **kwargs)
-        self.input_shape = tuple(None if d is None else int(d) for d in input_shape)
+        self.input_shape = dims
         self.batch_size = batch_size
         self.built = True
         self.sparse, self.ragged = sparse, ragged

@@ -12,13 +12,16 @@ __all__ = ["KerasTensor", "Node", "is_symbolic", "flatten", "pack_like"]
 
 
 class KerasTensor:
-    """A placeholder with a ``shape`` (batch dimension ``None``) and a ``dtype``."""
+    """A placeholder with a ``shape`` (batch dimension ``None``) and a ``dtype`` (a NumPy
+    dtype, so ``t.dtype.name`` works as on a Keras tensor, and ``t.dtype == "float32"``)."""
 
     __slots__ = ("shape", "dtype", "name", "_node", "_index", "__weakref__")
 
     def __init__(self, shape, dtype="float32", name=None, node=None, index=0):
         self.shape = tuple(None if d is None else int(d) for d in shape)
-        self.dtype = _np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+        if not isinstance(dtype, (str, type, _np.dtype)):
+            dtype = getattr(dtype, "name", dtype)
+        self.dtype = _np.dtype(dtype)
         self.name = name
         self._node = node
         self._index = index

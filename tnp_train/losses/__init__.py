@@ -24,9 +24,9 @@ from ._weights import broadcast_weights
 from ._xent import compute_dtype, crossentropy
 from .functions import __all__ as _function_names
 from .functions import (  # noqa: F401  (the function forms and TF 2.4's aliases)
-    KLD, MAE, MAPE, MSE, MSLE, binary_crossentropy, categorical_crossentropy, categorical_hinge,
-    cosine_similarity, hinge, huber, kl_divergence, kld, kullback_leibler_divergence, log_cosh,
-    logcosh, mae, mape, mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
+    BCE, KLD, MAE, MAPE, MSE, MSLE, bce, binary_crossentropy, categorical_crossentropy,
+    categorical_hinge, cosine_similarity, hinge, huber, huber_loss, kl_divergence, kld,
+    kullback_leibler_divergence, log_cosh, logcosh, mae, mape, mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
     mean_squared_logarithmic_error, mse, msle, poisson, sparse_categorical_crossentropy,
     squared_hinge)
 
@@ -112,6 +112,10 @@ class LossFunctionWrapper(Loss):
         self._fn_kwargs = kwargs
 
     def call(self, y_true, y_pred):
+        if self.fn not in _ALIGNING:
+            # a user's function: ranks one apart with a trailing 1 are aligned first (the rule
+            # the built-in functions apply), never broadcast to (batch, batch)
+            y_true, y_pred = _f.match_ranks(y_true, y_pred)
         return self.fn(y_true, y_pred, **self._fn_kwargs)
 
     def __call__(self, y_true, y_pred, sample_weight=None):
@@ -157,6 +161,10 @@ class LossFunctionWrapper(Loss):
 
     def get_config(self):
         return {**super().get_config(), **self._fn_kwargs}
+
+
+# the function forms that align ranks themselves (the sparse ones must not be expanded)
+_ALIGNING = frozenset(getattr(_f, n) for n in _function_names)
 
 
 class _Wrapped(LossFunctionWrapper):

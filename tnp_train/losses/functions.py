@@ -22,7 +22,7 @@ __all__ = ["mean_squared_error", "mean_absolute_error", "mean_absolute_percentag
            "sparse_categorical_crossentropy", "binary_crossentropy", "kl_divergence", "poisson",
            "hinge", "squared_hinge", "categorical_hinge", "cosine_similarity",
            "mse", "MSE", "mae", "MAE", "mape", "MAPE", "msle", "MSLE", "kld", "KLD",
-           "kullback_leibler_divergence", "logcosh"]
+           "kullback_leibler_divergence", "logcosh", "bce", "BCE", "huber_loss"]
 
 
 def _arr(x):
@@ -42,6 +42,18 @@ def _prep(name, y_true, y_pred):
     if y_true.dtype != y_pred.dtype:
         y_true = y_true.astype(y_pred.dtype)
     return align(name, y_true, y_pred)
+
+
+def match_ranks(y_true, y_pred):
+    """Keras 3's rank rule without the shape check: if the ranks differ by one and the larger
+    has a trailing 1, the smaller gets one too."""
+    y_true = y_true if hasattr(y_true, "ndim") else _arr(y_true)
+    y_pred = y_pred if hasattr(y_pred, "ndim") else _arr(y_pred)
+    if y_pred.ndim == y_true.ndim + 1 and y_pred.shape[-1] == 1:
+        y_true = y_true[..., None]
+    elif y_true.ndim == y_pred.ndim + 1 and y_true.shape[-1] == 1:
+        y_pred = y_pred[..., None]
+    return y_true, y_pred
 
 
 def align(name, y_true, y_pred):
@@ -254,6 +266,8 @@ def cosine_similarity(y_true, y_pred, axis=-1):
 
 
 # TF 2.4's aliases
+bce = BCE = binary_crossentropy
+huber_loss = huber
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
 mape = MAPE = mean_absolute_percentage_error

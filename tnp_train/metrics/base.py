@@ -3,9 +3,11 @@ reductions ``Sum``, ``Mean`` and ``MeanMetricWrapper``.
 
 A metric holds its state in non-trainable ``tt.Variable``s made by ``add_weight`` (TF's
 ``synchronization=ON_READ``, ``aggregation=SUM`` for totals and counts, so a distribution
-strategy can all-reduce them). Updates read the values in NumPy and write with ``assign_add``:
-nothing a metric does is recorded on a tape. ``update_state`` holds the metric's lock, so
-threads (replicas) may update one metric.
+strategy can all-reduce them), made through ``tt.Variable`` (so a strategy's variable creator
+makes them). Updates read the values in NumPy and write with ``assign_add``: nothing a metric
+does is recorded on a tape. ``update_state`` and ``add_weight`` hold the metric's lock, so
+threads (replicas) may update one metric, and a metric that makes its state on the first update
+(``AUC``) makes it once.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ import threading
 import numpy as _np
 
 import tnp
+from tnp.extend import backend_array as _backend
+from tnp.extend import array_module, device_of, wrap
 
 from .. import initializers as _initializers
 from ..autodiff import Variable
@@ -91,10 +95,11 @@ class Metric:
         dt = _np.dtype(getattr(dtype, "name", dtype) or self._dtype)
         init = _initializers.get(initializer if initializer is not None else "zeros")
         value = init(tuple(shape), dtype=dt.name)
-        v = Variable(value, trainable=False, name=f"{self.name}/{name}", dtype=dt,
-                     aggregation=aggregation, synchronization=synchronization)
-        self._metric_vars.append(v)
-        self._initial.append(_np.array(_np.asarray(value), copy=True))
+        with self._lock:    # the state list and its initial values stay parallel
+            v = Variable(value, trainable=False, name=f"{self.name}/{name}", dtype=dt,
+                         aggregation=aggregation, synchronization=synchronization)
+            self._metric_vars.append(v)
+            self._initial.append(_np.array(_np.asarray(value), copy=True))
         return v
 
     @property
@@ -172,9 +177,20 @@ class Reduce(Metric):
     def update_state(self, values, sample_weight=None):
         if sample_weight is None or isinstance(sample_weight, (int, float)):
             # the loss tracker's call: one value (weighted by a batch size), no broadcasting
+            w = 1.0 if sample_weight is None else float(sample_weight)
+            if isinstance(values, tnp.ndarray) and values.ndim == 0 and \
+                    device_of(values) is device_of(self.total):
+                # added on the loss's device: reading it back to the host each step would
+                # wait for the step there (the same float64 product, rounded once)
+                xp = array_module(values)
+                x = xp.asarray(_backend(values), dtype=_np.float64) * w
+                self.total.assign_add(wrap(x.astype(self.total.dtype), device_of(values)))
+                if self.reduction != "sum":
+                    self.count.assign_add(self.count.dtype.type(
+                        w if self.reduction == "weighted_mean" else 1))
+                return
             v = values_of(values)
             if v.ndim == 0:
-                w = 1.0 if sample_weight is None else float(sample_weight)
                 x = float(v)
                 self.total.assign_add(self.total.dtype.type(x * w))
                 if self.reduction != "sum":
@@ -196,8 +212,12 @@ class Reduce(Metric):
         if self.reduction == "sum":
             return self._out(self.total.numpy())
         if self.total.ndim == 0:
-            t, c = float(self.total._a), float(self.count._a)
-            return self._out(t / c if c else 0.0)
+            # on the state's device (fit reads it back only when it shows or logs it)
+            xp = array_module(self.total)
+            t = xp.asarray(_backend(self.total), dtype=_np.float64)
+            c = xp.asarray(_backend(self.count), dtype=_np.float64)
+            r = xp.where(c == 0, 0.0, t / xp.where(c == 0, 1.0, c))
+            return wrap(r.astype(self._dtype), device_of(self.total))
         return self._out(div_no_nan(self.total.numpy(), self.count.numpy()))
 
 
@@ -227,7 +247,14 @@ class MeanMetricWrapper(Mean):
         self._fn_kwargs = kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        matches = self._fn(values_of(y_true), values_of(y_pred), **self._fn_kwargs)
+        t, p = values_of(y_true), values_of(y_pred)
+        # ranks one apart with a trailing 1: the smaller gets one too (the rule of the
+        # built-in functions), so a user's function never sees (batch,) against (batch, 1)
+        if p.ndim == t.ndim + 1 and p.shape[-1] == 1:
+            t = t[..., None]
+        elif t.ndim == p.ndim + 1 and t.shape[-1] == 1:
+            p = p[..., None]
+        matches = self._fn(t, p, **self._fn_kwargs)
         return super().update_state(matches, sample_weight=sample_weight)
 
     def get_config(self):

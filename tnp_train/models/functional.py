@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tnp
 
+from ..activations import is_floating as _is_floating
 from ..layers.base import Layer
 from ..layers.core import InputLayer
 from ..layers.keras_tensor import KerasTensor, flatten, pack_like
@@ -147,7 +148,7 @@ class Functional(Model):
         for t, x in zip(self._flat_inputs, flat):
             if not isinstance(x, tnp.ndarray):
                 x = tnp.asarray(x)
-            if t.dtype != x.dtype.name and x.dtype.kind == "f" and _np_kind(t.dtype) == "f":
+            if x.dtype != t.dtype and _is_floating(x.dtype) and _is_floating(t.dtype):
                 x = x.astype(t.dtype)
             if x.ndim != len(t.shape) or any(d is not None and d != s for d, s in zip(t.shape, x.shape)):
                 raise ValueError(f"Input 0 of layer \"{self.name}\" is incompatible with the layer: "
@@ -276,13 +277,8 @@ class Functional(Model):
                 raise ValueError(f"Functional.from_config: cannot resolve the inputs of layers "
                                  f"{[n for n, _, _ in rest]}")
             pending = rest
-        return cls(dec(config["input_layers"]), dec(config["output_layers"]), name=config.get("name"),
-                   trainable=config.get("trainable", True))
+        # by keyword, as TF: a subclass's own __init__(inputs, outputs, ...) receives them
+        extra = {} if config.get("trainable", True) else {"trainable": False}
+        return cls(inputs=dec(config["input_layers"]), outputs=dec(config["output_layers"]),
+                   name=config.get("name"), **extra)
 
-
-def _np_kind(dtype):
-    import numpy as _np
-    try:
-        return _np.dtype(dtype).kind
-    except TypeError:
-        return "f" if "float" in str(dtype) else "?"

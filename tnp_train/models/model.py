@@ -16,19 +16,23 @@ class Model(Trainer, Layer):
     """Mirrors ``tf.keras.Model``."""
 
     def __new__(cls, *args, **kwargs):
-        if cls is Model and (len(args) >= 2 or "inputs" in kwargs or "outputs" in kwargs):
+        if cls is Model and _is_functional_init(args, kwargs):
             from .functional import Functional
             return Functional.__new__(Functional)
         return object.__new__(cls)
 
     def __init__(self, *args, **kwargs):
-        if type(self).__name__ == "Functional" or (args or "inputs" in kwargs):
-            from .functional import Functional
+        from .functional import Functional
+        if _is_functional_init(args, kwargs) or args:
             if not isinstance(self, Functional):
-                # a subclass of Model given inputs/outputs: build the graph in place (Keras
-                # allows subclassing a functional model)
-                raise TypeError(f"{type(self).__name__}: pass inputs/outputs to tt.Model itself, "
-                                f"or subclass tt.Model and define call()")
+                if not _is_functional_init(args, kwargs):
+                    raise TypeError(f"{type(self).__name__}: Model() takes inputs and outputs "
+                                    f"(a functional model) or keyword arguments only, got "
+                                    f"{len(args)} positional argument(s)")
+                # a subclass of Model called with inputs/outputs (directly, or from its own
+                # __init__) becomes a functional model that keeps its own methods: as TF 2.4,
+                # Functional goes into the class's bases in place of Model
+                _inject_functional(type(self))
             Functional.__init__(self, *args, **kwargs)
             return
         allowed = {"name", "trainable", "dtype", "autocast", "dynamic"}
@@ -127,8 +131,30 @@ class Model(Trainer, Layer):
     def from_config(cls, config, custom_objects=None):
         from .functional import Functional
         if "layers" in config and "input_layers" in config:
-            return Functional.from_config(config, custom_objects=custom_objects)
+            # rebuilt as `cls(inputs=..., outputs=...)`, so a subclass of a functional model
+            # comes back as that subclass (TF 2.4's Model.from_config)
+            return Functional.from_config.__func__(cls, config, custom_objects=custom_objects)
         return cls(**config)
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _is_functional_init(args, kwargs):
+    """TF's ``is_functional_model_init_params``: (inputs, outputs) given, by position or name."""
+    return (len(args) == 2 or len(args) == 1 and "outputs" in kwargs or
+            "inputs" in kwargs and "outputs" in kwargs)
+
+
+def _inject_functional(cls):
+    """TF's ``inject_functional_model_class``: replace ``Model`` by ``Functional`` among the
+    bases of ``cls`` (and of its bases that derive from Model), once."""
+    from .functional import Functional
+    if cls is Model:
+        return Functional
+    if cls is object or not issubclass(cls, Model) or issubclass(cls, Functional):
+        return cls
+    bases = tuple(_inject_functional(b) for b in cls.__bases__)
+    if bases != cls.__bases__:
+        cls.__bases__ = bases
+    return cls

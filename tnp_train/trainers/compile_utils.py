@@ -1,6 +1,7 @@
-"""The compiled loss and metrics of a model: match them to the model's outputs, resolve string
-names ("accuracy" becomes the binary, categorical or sparse accuracy the targets call for, as
-Keras does), weight the per-output losses, and keep the running means ``fit`` reports."""
+"""The compiled loss and metrics of a model (TF 2.4's ``compile_utils``): match them to the
+model's outputs, resolve string names ("accuracy" becomes the binary, categorical or sparse
+accuracy the shapes call for, as Keras does), give targets the rank and dtype of the
+predictions, weight the per-output losses, and keep the running means ``fit`` reports."""
 from __future__ import annotations
 
 import numpy as _np
@@ -8,16 +9,49 @@ import numpy as _np
 import tnp
 
 from .. import losses as _losses
+from ..activations import is_floating as _is_floating
 from ..utils.lazy import LazyModule
 
 _metrics = LazyModule("tnp_train.metrics")   # metrics sit beside the trainers
-from ..layers.keras_tensor import flatten
 
-__all__ = ["LossesContainer", "MetricsContainer"]
+__all__ = ["LossesContainer", "MetricsContainer", "match_dtype_and_rank"]
+
+
+def _shape(x):
+    # without __array__: a tnp array's shape must not cost a copy to the host
+    return tuple(x.shape) if hasattr(x, "shape") else _np.shape(x)
+
+
+def _as_array(x):
+    return x if hasattr(x, "ndim") and hasattr(x, "astype") else tnp.asarray(x)
+
+
+def match_dtype_and_rank(y_t, y_p, sw):
+    """TF 2.4's ``compile_utils.match_dtype_and_rank``: 1-D targets (and sample weights) of a
+    2-D output get a trailing axis, so ``(batch,)`` labels meet ``(batch, 1)`` predictions
+    row by row instead of broadcasting to ``(batch, batch)`` in a user's loss or metric;
+    float targets of float outputs (int of int) take the output's dtype."""
+    y_t = _as_array(y_t)
+    p_rank = len(_shape(y_p))
+    if y_t.ndim == 1 and p_rank == 2:
+        y_t = y_t[:, None]
+    p_dtype = _np.dtype(y_p.dtype)
+    t_dtype = _np.dtype(y_t.dtype)
+    if t_dtype != p_dtype and ((_is_floating(t_dtype) and _is_floating(p_dtype)) or
+                               (t_dtype.kind in "iu" and p_dtype.kind in "iu")):
+        y_t = y_t.astype(p_dtype)
+    if sw is not None:
+        sw = _as_array(sw)
+        if sw.ndim == 1 and p_rank == 2:
+            sw = sw[:, None]
+        if _is_floating(p_dtype) and _np.dtype(sw.dtype) != p_dtype:
+            sw = sw.astype(p_dtype)
+    return y_t, y_p, sw
 
 
 def _per_output(spec, output_names, what):
-    """A list with one entry per output from a single value, a list, or a dict by output name."""
+    """One entry per output from a single value (shared by all outputs), a list with one entry
+    per output, or a dict keyed by output name (missing names get None)."""
     n = len(output_names)
     if isinstance(spec, dict):
         unknown = set(spec) - set(output_names)
@@ -25,68 +59,61 @@ def _per_output(spec, output_names, what):
             raise ValueError(f"Unknown entries in {what} dictionary: {sorted(unknown)}. Only "
                              f"expected the following keys: {output_names}")
         return [spec.get(name) for name in output_names]
-    if isinstance(spec, (list, tuple)) and n > 1:
+    if isinstance(spec, (list, tuple)):
         if len(spec) != n:
             raise ValueError(f"When passing a list as {what}, it should have one entry per model "
-                             f"output. The model has {n} outputs, but you passed {what} with "
+                             f"output. The model has {n} output(s), but you passed {what} with "
                              f"{len(spec)} entries")
         return list(spec)
-    return [spec] * n if what != "loss" or n == 1 else [spec] * n
+    return [spec] * n
 
 
-class LossesContainer:
-    """The compiled loss: the weighted sum over outputs, plus the model's regularization losses."""
+def _align(values, output_names, what="targets"):
+    """Per-output values from one array (applied to every output, as TF 2.4's
+    ``_conform_to_outputs`` does), a list/tuple, or a dict keyed by output name."""
+    n = len(output_names)
+    if values is None:
+        return [None] * n
+    if isinstance(values, dict):
+        unknown = [k for k in values if k not in output_names]
+        if unknown:
+            raise ValueError(f"Found unexpected keys {sorted(map(str, unknown))} in the {what} "
+                             f"that do not correspond to any model output. Expected: "
+                             f"{output_names}")
+        return [values.get(k) for k in output_names]
+    if isinstance(values, (list, tuple)):
+        if n == 1 and len(values) != 1:
+            return [values]
+        if len(values) != n:
+            raise ValueError(f"The model has {n} outputs ({output_names}) but {len(values)} "
+                             f"{what} were given")
+        return list(values)
+    return [values] * n
 
-    def __init__(self, loss, loss_weights=None, output_names=("output",), dtype="float32"):
-        self.output_names = list(output_names)
-        self._spec = loss
-        losses = _per_output(loss, self.output_names, "loss")
-        self.losses = [None if l is None else _as_loss(_losses.get(l)) for l in losses]
-        if loss_weights is None:
-            self.weights = [1.0] * len(self.losses)
-        else:
-            self.weights = [1.0 if w is None else float(w)
-                            for w in _per_output(loss_weights, self.output_names, "loss_weights")]
-        # running means in float32 as Keras's, in float64 for a float64 model
-        self.loss_tracker = _metrics.Mean(name="loss", dtype=dtype)
-        self.per_output_trackers = ([_metrics.Mean(name=f"{n}_loss", dtype=dtype)
-                                     for n in self.output_names]
-                                    if len(self.output_names) > 1 else [])
 
-    def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
-        ys_true, ys_pred = _align(y_true, self.output_names), _align(y_pred, self.output_names)
-        sws = _align(sample_weight, self.output_names) if sample_weight is not None else \
-            [None] * len(ys_pred)
-        total = None
-        per_output = []
-        for k, (fn, w, yt, yp, sw) in enumerate(zip(self.losses, self.weights, ys_true, ys_pred, sws)):
-            if fn is None or yt is None:
-                continue
-            value = fn(yt, yp, sample_weight=sw) if _takes_sample_weight(fn) else fn(yt, yp)
-            if not isinstance(value, tnp.ndarray) or value.ndim:
-                value = tnp.mean(tnp.asarray(value))
-            per_output.append((k, value))
-            term = value * w if w != 1.0 else value
-            total = term if total is None else total + term
-        if total is None:
-            raise ValueError("No loss to compute: the model was compiled without a loss for any "
-                             "output that has targets")
-        if regularization_losses:
-            reg = regularization_losses[0]
-            for r in regularization_losses[1:]:
-                reg = reg + r
-            total = total + tnp.asarray(reg).astype(total.dtype)
-        return total, per_output
+def _common_dtype(values):
+    """TF 2.4's ``cast_losses_to_common_dtype``: the widest float among ``values`` (float16
+    with bfloat16 gives float32), so a float64 term is never rounded to float32."""
+    best = None
+    for v in values:
+        dt = _np.dtype(v.dtype)
+        if not _is_floating(dt):
+            continue
+        if best is None or dt.itemsize > best.itemsize:
+            best = dt
+        elif dt != best and dt.itemsize == best.itemsize:
+            best = _np.dtype("float32")
+    return best
 
-    def update_state(self, total, per_output, batch_size):
-        self.loss_tracker.update_state(total, sample_weight=batch_size)
-        for k, value in per_output:
-            if self.per_output_trackers:
-                self.per_output_trackers[k].update_state(value, sample_weight=batch_size)
 
-    @property
-    def metrics(self):
-        return [self.loss_tracker] + self.per_output_trackers
+def _add_n(values):
+    dt = _common_dtype(values)
+    total = None
+    for v in values:
+        if dt is not None and _np.dtype(v.dtype) != dt:
+            v = v.astype(dt)
+        total = v if total is None else total + v
+    return total
 
 
 def _as_loss(fn):
@@ -94,82 +121,174 @@ def _as_loss(fn):
     apply to it too, as Keras's container does)."""
     if isinstance(fn, _losses.Loss):
         return fn
+    if not callable(fn):
+        raise ValueError(f"Loss should be a callable, found: {fn!r}")
     return _losses.LossFunctionWrapper(fn, name=getattr(fn, "__name__", None))
 
 
-def _takes_sample_weight(fn):
-    return isinstance(fn, _losses.Loss)
+class LossesContainer:
+    """The compiled loss (TF 2.4's ``compile_utils.LossesContainer``): calling it returns the
+    weighted sum over outputs plus the regularization losses, a scalar, and updates the
+    ``loss`` mean (and ``<output>_loss`` per output of a multi-output model)."""
+
+    def __init__(self, loss, loss_weights=None, output_names=("output",), dtype="float32"):
+        self.output_names = list(output_names)
+        n = len(self.output_names)
+        self._spec = loss
+        if isinstance(loss, (list, tuple)) and n == 1 and len(loss) == 1:
+            loss = loss[0]
+        losses = [None] * n if loss is None else _per_output(loss, self.output_names, "loss")
+        self.losses = [None if l is None else _as_loss(_losses.get(l)) for l in losses]
+        if loss_weights is None:
+            self.weights = [1.0] * n
+        else:
+            if isinstance(loss_weights, (list, tuple)) and n == 1 and len(loss_weights) == 1:
+                loss_weights = loss_weights[0]
+            self.weights = [1.0 if w is None else float(w)
+                            for w in _per_output(loss_weights, self.output_names, "loss_weights")]
+        # running means in float32 as Keras's, in float64 for a float64 model
+        self.loss_tracker = _metrics.Mean(name="loss", dtype=dtype)
+        self.per_output_trackers = [
+            _metrics.Mean(name=f"{name}_loss", dtype=dtype) if fn is not None and n > 1 else None
+            for name, fn in zip(self.output_names, self.losses)]
+
+    def has_loss_for(self, y_true):
+        """Whether some output has both a compiled loss and targets in ``y_true``."""
+        ys = _align(y_true, self.output_names)
+        return any(fn is not None and yt is not None for fn, yt in zip(self.losses, ys))
+
+    def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
+        """The total loss (a 0-d tnp array, recorded on an active tape); 0.0 when no output has
+        a loss and there are no regularization losses, as in TF 2.4."""
+        ys_true = _align(y_true, self.output_names)
+        ys_pred = _align(y_pred, self.output_names, "predictions")
+        sws = _align(sample_weight, self.output_names, "sample weights")
+        terms = []
+        batch = None
+        for fn, w, yt, yp, sw, tracker in zip(self.losses, self.weights, ys_true, ys_pred, sws,
+                                              self.per_output_trackers):
+            if fn is None or yt is None:
+                continue
+            yt, yp, sw = match_dtype_and_rank(yt, yp, sw)
+            value = fn(yt, yp, sample_weight=sw)
+            if not isinstance(value, tnp.ndarray) or value.ndim:
+                value = tnp.mean(tnp.asarray(value))    # a reduction="none" loss
+            if batch is None and yt.ndim:
+                batch = int(yt.shape[0])
+            if tracker is not None:
+                tracker.update_state(value, sample_weight=batch)
+            terms.append(value * w if w != 1.0 else value)
+        if regularization_losses:
+            terms.append(_add_n([tnp.asarray(r) for r in regularization_losses]))
+        if not terms:
+            return tnp.zeros((), dtype="float32")
+        total = _add_n(terms)
+        # weighted by the batch size, so a short last batch counts for what it holds (no
+        # targets, as with add_loss alone: each batch counts once, as in TF 2.4)
+        self.loss_tracker.update_state(total, sample_weight=batch)
+        return total
+
+    @property
+    def metrics(self):
+        return [self.loss_tracker] + [t for t in self.per_output_trackers if t is not None]
 
 
-def _align(values, output_names):
-    """Per-output values from a single array, a list/tuple, or a dict keyed by output name."""
-    n = len(output_names)
-    if values is None:
-        return [None] * n
-    if isinstance(values, dict):
-        missing = [k for k in output_names if k not in values]
-        if len(missing) == n:
-            raise ValueError(f"Found unexpected keys {sorted(values)} that do not correspond to "
-                             f"any model output: {output_names}")
-        return [values.get(k) for k in output_names]
-    if isinstance(values, (list, tuple)):
-        if n == 1 and len(values) != 1:
-            return [values]
-        if len(values) != n:
-            raise ValueError(f"The model has {n} outputs but {len(values)} targets were given")
-        return list(values)
-    if n != 1:
-        raise ValueError(f"The model has {n} outputs ({output_names}) but a single target "
-                         f"array was given; pass a list or a dict of targets")
-    return [values]
+_SHAPE_RESOLVED = ("accuracy", "acc", "crossentropy", "ce")
 
 
 class MetricsContainer:
-    """The compiled metrics, created on the first batch (when the targets' shapes are known)."""
+    """The compiled metrics (TF 2.4's ``compile_utils.MetricsContainer``), created on the
+    first batch, when the shapes that resolve "accuracy" are known. ``update_state(y_true,
+    y_pred, sample_weight=None)`` updates them all; ``metrics`` lists them per output,
+    metrics before weighted metrics."""
 
-    def __init__(self, metrics=None, weighted_metrics=None, output_names=("output",), loss=None):
+    def __init__(self, metrics=None, weighted_metrics=None, output_names=("output",)):
         self.output_names = list(output_names)
         self._spec = metrics
         self._weighted_spec = weighted_metrics
-        self._loss = loss
         self._built = False
-        self._metrics = []       # (output index, metric, weighted)
+        self._metrics = []       # (output index, metric, weighted), in TF's order
 
-    def _resolve(self, m, yt, yp, k):
-        if isinstance(m, str) and m in ("accuracy", "acc", "crossentropy", "ce"):
-            sparse = _is_sparse(yt, yp, self._loss, k)
-            binary = yp.ndim >= 1 and yp.shape[-1] == 1 and not sparse
-            if m in ("accuracy", "acc"):
+    def _specs_per_output(self, spec):
+        """A list of metric specs for each output."""
+        n = len(self.output_names)
+        if not spec:
+            return [[] for _ in range(n)]
+        if isinstance(spec, dict):
+            per = _per_output(spec, self.output_names, "metrics")
+            return [[] if s is None else list(s) if isinstance(s, (list, tuple)) else [s]
+                    for s in per]
+        if isinstance(spec, (list, tuple)) and any(isinstance(s, (list, tuple, dict))
+                                                   for s in spec):
+            per = _per_output(spec, self.output_names, "metrics")
+            return [[] if s is None else list(s) if isinstance(s, (list, tuple)) else [s]
+                    for s in per]
+        flat = list(spec) if isinstance(spec, (list, tuple)) else [spec]
+        # one spec for every output: each output gets its own copy of a Metric object, so
+        # outputs do not share state (TF's `_copy_object`)
+        return [[_copy_metric(m) if n > 1 else m for m in flat] for _ in range(n)]
+
+    def _resolve(self, m, yt, yp):
+        if isinstance(m, str) and m.lower() in _SHAPE_RESOLVED:
+            # TF 2.4 `_get_metric_object`: from the shapes alone (not the loss), the output's
+            # first: a last dim of 1 is binary whatever the labels' rank
+            t_shape, p_shape = _shape(yt), _shape(yp)
+            if len(p_shape) < 2:
+                # TF reads the batch axis as the class axis here (argmax over the batch)
+                raise ValueError(f"metrics={m!r}: cannot tell binary from categorical for an "
+                                 f"output of shape {p_shape} (no class axis); give the metric "
+                                 f"itself, e.g. BinaryAccuracy(), or an output of shape "
+                                 f"(batch, 1)")
+            binary = p_shape[-1] == 1
+            sparse = len(t_shape) < len(p_shape) or (
+                len(t_shape) > 0 and t_shape[-1] == 1 and p_shape[-1] > 1)
+            if m.lower() in ("accuracy", "acc"):
                 cls = (_metrics.BinaryAccuracy if binary else
-                       _metrics.SparseCategoricalAccuracy if sparse else _metrics.CategoricalAccuracy)
-                return cls(name=m)
-            cls = (_metrics.BinaryCrossentropy if binary else
-                   _metrics.SparseCategoricalCrossentropy if sparse else _metrics.CategoricalCrossentropy)
+                       _metrics.SparseCategoricalAccuracy if sparse else
+                       _metrics.CategoricalAccuracy)
+            else:
+                cls = (_metrics.BinaryCrossentropy if binary else
+                       _metrics.SparseCategoricalCrossentropy if sparse else
+                       _metrics.CategoricalCrossentropy)
             return cls(name=m)
         metric = _metrics.get(m)
         if not isinstance(metric, _metrics.Metric):   # a plain function
-            metric = _metrics.MeanMetricWrapper(metric, name=getattr(m, "__name__", str(m)))
+            if not callable(metric):
+                raise ValueError(f"Metric should be a callable, found: {m!r}")
+            name = m if isinstance(m, str) else getattr(m, "__name__", None)
+            metric = _metrics.MeanMetricWrapper(metric, name=name)
         return metric
 
     def build(self, y_true, y_pred):
-        ys_true, ys_pred = _align(y_true, self.output_names), _align(y_pred, self.output_names)
-        for spec, weighted in ((self._spec, False), (self._weighted_spec, True)):
-            if not spec:
-                continue
-            per = _per_output(spec, self.output_names, "metrics") if isinstance(spec, dict) or (
-                isinstance(spec, (list, tuple)) and len(self.output_names) > 1 and
-                all(isinstance(s, (list, tuple)) or s is None for s in spec)) else \
-                [spec] * len(self.output_names)
-            for k, ms in enumerate(per):
-                if ms is None or ys_true[k] is None:
+        ys_true = _align(y_true, self.output_names)
+        ys_pred = _align(y_pred, self.output_names, "predictions")
+        plain = self._specs_per_output(self._spec)
+        weighted = self._specs_per_output(self._weighted_spec)
+        multi = len(self.output_names) > 1
+        names = set()
+        out = []
+        for k, out_name in enumerate(self.output_names):
+            for m in plain[k]:
+                if m is None:
                     continue
-                for m in (ms if isinstance(ms, (list, tuple)) else [ms]):
-                    metric = self._resolve(m, ys_true[k], ys_pred[k], k)
-                    if len(self.output_names) > 1:
-                        metric._name = f"{self.output_names[k]}_{metric.name}"
-                    if weighted:
-                        metric._name = f"weighted_{metric.name}"
-                    self._metrics.append((k, metric, weighted))
+                metric = self._resolve(m, ys_true[k], ys_pred[k])
+                if multi:
+                    metric._name = f"{out_name}_{metric.name}"
+                _claim(names, metric.name)
+                out.append((k, metric, False))
+            for m in weighted[k]:
+                if m is None:
+                    continue
+                metric = self._resolve(m, ys_true[k], ys_pred[k])
+                # TF 2.4 `_set_metric_names`: "weighted_" only where the name is taken
+                if multi:
+                    taken = f"{out_name}_{metric.name}" in names
+                    metric._name = f"{out_name}_{'weighted_' if taken else ''}{metric.name}"
+                elif metric.name in names:
+                    metric._name = f"weighted_{metric.name}"
+                _claim(names, metric.name)
+                out.append((k, metric, True))
+        self._metrics = out
         self._built = True
 
     def update_state(self, y_true, y_pred, sample_weight=None):
@@ -177,23 +296,34 @@ class MetricsContainer:
             self.build(y_true, y_pred)
         if not self._metrics:
             return
-        ys_true, ys_pred = _align(y_true, self.output_names), _align(y_pred, self.output_names)
-        sws = _align(sample_weight, self.output_names) if sample_weight is not None else \
-            [None] * len(ys_pred)
+        ys_true = _align(y_true, self.output_names)
+        ys_pred = _align(y_pred, self.output_names, "predictions")
+        sws = _align(sample_weight, self.output_names, "sample weights")
+        matched = {}
         for k, metric, weighted in self._metrics:
-            metric.update_state(ys_true[k], ys_pred[k], sample_weight=sws[k] if weighted else None)
+            if ys_true[k] is None:
+                continue
+            if k not in matched:
+                matched[k] = match_dtype_and_rank(ys_true[k], ys_pred[k], sws[k])
+            yt, yp, sw = matched[k]
+            metric.update_state(yt, yp, sample_weight=sw if weighted else None)
 
     @property
     def metrics(self):
         return [m for _, m, _ in self._metrics]
 
 
-def _is_sparse(yt, yp, loss, k):
-    losses = flatten(loss) if isinstance(loss, (list, tuple, dict)) else [loss]
-    fn = losses[k] if k < len(losses) else losses[0]
-    name = fn if isinstance(fn, str) else (getattr(fn, "name", None) or getattr(fn, "__name__", ""))
-    if isinstance(fn, _losses.SparseCategoricalCrossentropy) or "sparse" in str(name):
-        return True
-    yt_shape, yp_shape = tuple(_np.shape(yt)), tuple(yp.shape)
-    return len(yt_shape) < len(yp_shape) or (len(yt_shape) == len(yp_shape) and yt_shape[-1] == 1
-                                              and yp_shape[-1] > 1)
+def _claim(names, name):
+    if name in names:
+        raise ValueError(f"Found two metrics with the same name: {name}")
+    names.add(name)
+
+
+def _copy_metric(m):
+    """A fresh metric of the same configuration (TF's ``_copy_object``)."""
+    if type(m) is _metrics.MeanMetricWrapper:
+        # its config names the function, which a user's function has no entry for
+        return _metrics.MeanMetricWrapper(m._fn, name=m.name, dtype=m.dtype, **m._fn_kwargs)
+    if isinstance(m, _metrics.Metric):
+        return type(m).from_config(m.get_config())
+    return m

@@ -8,6 +8,8 @@ batches is iterated as it is; a Python generator is read ``steps_per_epoch`` bat
 from __future__ import annotations
 
 import math
+import numbers
+import operator
 
 import numpy as _np
 
@@ -17,7 +19,54 @@ from ..layers.keras_tensor import flatten, pack_like
 from ..utils.random import get_rng
 
 __all__ = ["unpack_x_y_sample_weight", "pack_x_y_sample_weight", "DataHandler",
-           "train_validation_split"]
+           "train_validation_split", "check_count", "check_fraction", "check_class_weight"]
+
+
+def check_count(name, value, minimum=1, allow_none=True):
+    """``value`` as an int >= ``minimum`` (None passes when allowed); a ValueError naming the
+    argument otherwise (``2.5`` or ``True`` epochs are refused, not truncated)."""
+    if value is None and allow_none:
+        return None
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        n = operator.index(value)
+    except TypeError:
+        raise ValueError(f"`{name}` must be an integer >= {minimum}, got {value!r} "
+                         f"({type(value).__name__})") from None
+    if n < minimum:
+        raise ValueError(f"`{name}` must be an integer >= {minimum}, got {n}")
+    return n
+
+
+def check_fraction(name, value):
+    """``value`` as a float in [0, 1) (None is 0, as Keras reads a false split); a ValueError
+    naming the argument otherwise."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < 1:
+        raise ValueError(f"`{name}` must be a float in [0, 1), got {value!r}")
+    return float(value)
+
+
+def check_class_weight(class_weight, num_classes=None):
+    """Keras's check of ``class_weight``: a dict whose keys are the class ids 0 to K-1 (and,
+    when the model's output tells ``num_classes``, no class beyond it)."""
+    if class_weight is None:
+        return None
+    if not isinstance(class_weight, dict):
+        raise TypeError(f"`class_weight` must be a dict mapping class ids to weights, got "
+                        f"{type(class_weight).__name__}")
+    try:
+        ids = sorted(class_weight)
+    except TypeError:
+        ids = None
+    if ids != list(range(len(class_weight))) or (num_classes is not None and
+                                                 len(ids) > num_classes):
+        extra = "" if num_classes is None else f" (the model's output has {num_classes} classes)"
+        raise ValueError(f"Expected `class_weight` to be a dict with keys from 0 to one less "
+                         f"than the number of classes, found {class_weight}{extra}")
+    return class_weight
 
 
 def unpack_x_y_sample_weight(data):
@@ -105,10 +154,15 @@ class DataHandler:
     """Yields ``(step, batch)`` per epoch for any accepted input."""
 
     def __init__(self, x, y=None, sample_weight=None, batch_size=None, steps_per_epoch=None,
-                 shuffle=False, class_weight=None, for_predict=False):
+                 shuffle=False, class_weight=None, for_predict=False, num_classes=None):
+        if x is None:
+            raise ValueError("No input data: `x` is None (expected an array, a list or dict of "
+                             "arrays, a Dataset or a generator)")
         self._steps = steps_per_epoch
         self._shuffle = shuffle
-        self._class_weight = class_weight
+        self._class_weight = check_class_weight(class_weight, num_classes)
+        self._num_classes = num_classes
+        self._class_weight_tables = {}      # (device, length) -> the weights as an array there
         self._iterator = None
         if _is_dataset(x) or (hasattr(x, "__iter__") and not isinstance(
                 x, (tnp.ndarray, _np.ndarray, list, tuple, dict)) and not hasattr(x, "__array__")):
@@ -131,11 +185,7 @@ class DataHandler:
         self._data = (_arrays(x),) if for_predict and y is None else \
             pack_x_y_sample_weight(_arrays(x), _arrays(y), _arrays(sample_weight))
         self._n = _num_samples(self._data)
-        if batch_size is None:
-            batch_size = 32
-        if int(batch_size) <= 0:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size}")
-        self.batch_size = int(batch_size)
+        self.batch_size = 32 if batch_size is None else check_count("batch_size", batch_size)
 
     @property
     def steps_per_epoch(self):
@@ -153,17 +203,40 @@ class DataHandler:
             return None
 
     def _weights_for(self, batch):
+        """The batch with ``class_weight`` turned into sample weights (TF 2.4's
+        ``_make_class_weight_map_fn``), computed on the targets' device."""
         if self._class_weight is None:
             return batch
         x, y, sw = unpack_x_y_sample_weight(batch)
         if y is None:
             return batch
-        yv = _np.asarray(y)
-        cls = yv.argmax(axis=-1) if yv.ndim > 1 and yv.shape[-1] > 1 else yv.reshape(len(yv), -1)[:, 0]
-        w = _np.array([self._class_weight.get(int(c), 1.0) for c in cls], dtype=_np.float32)
+        if isinstance(y, (tuple, list, dict)):
+            raise ValueError("`class_weight` is only supported for Models with a single output.")
+        y = y if isinstance(y, tnp.ndarray) else tnp.asarray(y)
+        if y.ndim > 2:
+            raise ValueError(f"`class_weight` not supported for 3+ dimensional targets (targets "
+                             f"of shape {tuple(y.shape)}).")
+        one_hot = y.ndim == 2 and y.shape[1] > 1
+        cls = tnp.argmax(y, axis=1) if one_hot else tnp.reshape(y, (-1,)).astype(_np.int64)
+        n = max(len(self._class_weight), self._num_classes or 0, y.shape[1] if one_hot else 0)
+        w = self._class_weight_table(y.device, n)[cls]
         if sw is not None:
-            w = w * _np.asarray(sw, dtype=_np.float32)
-        return (x, y, tnp.asarray(w))
+            # class and sample weights multiply, per sample (TF's expand_1d: an (n, 1) sample
+            # weight meets the class weights as a column, never broadcast to (n, n))
+            sw = sw if isinstance(sw, tnp.ndarray) else tnp.asarray(sw, device=y.device)
+            if sw.ndim > 1:
+                w = tnp.reshape(w, (-1,) + (1,) * (sw.ndim - 1))
+            w = w.astype(sw.dtype) * sw if sw.dtype.kind == "f" else w * sw.astype(w.dtype)
+        return (x, y, w)
+
+    def _class_weight_table(self, device, n):
+        # classes beyond the dict's keys (one-hot targets wider than it) weigh 1, as in Keras 3
+        key = (device, n)
+        if key not in self._class_weight_tables:
+            cw = self._class_weight
+            self._class_weight_tables[key] = tnp.asarray(
+                _np.array([cw.get(i, 1.0) for i in range(n)], dtype=_np.float32), device=device)
+        return self._class_weight_tables[key]
 
     def epoch_iterator(self):
         """The batches of one epoch."""

@@ -2,7 +2,10 @@
 
 The loop is plain Python around three overridable steps: ``train_step`` (forward under a
 ``GradientTape``, the compiled loss, ``optimizer.minimize(loss, vars, tape=tape)``, the
-metrics), ``test_step`` and ``predict_step``. Callbacks see Keras's hooks; logs are floats.
+metrics), ``test_step`` and ``predict_step``. Callbacks see Keras's hooks. As in TF, a step's
+logs stay on the device: they are read back to the host only for a callback that looks at
+batch logs, when the progress bar redraws, and once at each epoch's end (History, the epoch
+hooks, ``evaluate``'s result and ``train_on_batch``'s get Python floats).
 """
 from __future__ import annotations
 
@@ -17,16 +20,13 @@ from ..utils.lazy import LazyModule
 
 _metrics = LazyModule("tnp_train.metrics")   # metrics sit beside the trainers
 from .. import optimizers as _optimizers
-from ..autodiff import GradientTape
+from ..autodiff import GradientTape, Variable
 from ..layers.keras_tensor import flatten, pack_like
 from .compile_utils import LossesContainer, MetricsContainer
-from .data_adapter import DataHandler, train_validation_split, unpack_x_y_sample_weight
+from .data_adapter import (DataHandler, check_count, check_fraction, train_validation_split,
+                           unpack_x_y_sample_weight)
 
 __all__ = ["Trainer"]
-
-
-def _float(v):
-    return float(_np.asarray(v.result() if hasattr(v, "result") else v))
 
 
 def _concat(batches):
@@ -77,9 +77,9 @@ class Trainer:
         names = self._output_names()
         wide = self.dtype == "float64" or any(w.dtype == "float64" for w in self.weights)
         tracker_dtype = "float64" if wide else "float32"
-        self.compiled_loss = (LossesContainer(loss, loss_weights, names, dtype=tracker_dtype)
-                              if loss is not None else None)
-        self.compiled_metrics = MetricsContainer(metrics, weighted_metrics, names, loss)
+        # a container even without a loss, as TF 2.4: add_loss terms still reach it
+        self.compiled_loss = LossesContainer(loss, loss_weights, names, dtype=tracker_dtype)
+        self.compiled_metrics = MetricsContainer(metrics, weighted_metrics, names)
         self._run_eagerly = run_eagerly
         self._is_compiled = True
         self.stop_training = False
@@ -156,49 +156,44 @@ class Trainer:
             m.reset_state()
 
     def _logs(self):
-        return {m.name: _float(m) for m in self.metrics}
+        # results stay on their device, as TF's logs are tensors: the loops read them back
+        # when a callback or the progress bar asks, and once at the epoch's end
+        return {m.name: m.result() for m in self.metrics}
 
     # ------------------------------------------------------------------ steps
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
-        """The compiled loss plus the model's regularization losses (Keras 3's hook)."""
-        if self.compiled_loss is None:
-            if self.losses:
-                return tnp.sum(tnp.stack([tnp.asarray(l) for l in self.losses]))
-            raise ValueError("No loss found: compile the model with a loss, or add one with "
-                             "`add_loss`")
-        total, per_output = self.compiled_loss(y, y_pred, sample_weight,
-                                               regularization_losses=self.losses)
-        self._last_per_output = per_output
-        return total
-
-    def _batch_size(self, x):
-        leaves = [a for a in flatten(x) if a is not None and hasattr(a, "shape")]
-        return int(leaves[0].shape[0]) if leaves and leaves[0].ndim else 1
+        """The compiled loss plus the model's regularization losses (Keras 3's hook); updates
+        the loss trackers, as calling ``compiled_loss`` does in TF 2.4."""
+        return self.compiled_loss(y, y_pred, sample_weight, regularization_losses=self.losses)
 
     def train_step(self, data):
         """One optimisation step on a batch; returns the logs (mirrors ``Model.train_step``)."""
         x, y, sample_weight = unpack_x_y_sample_weight(data)
-        self._last_per_output = []
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
-        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
-        return self._update_metrics(loss, y, y_pred, sample_weight, self._batch_size(x))
+        variables = self.trainable_variables
+        if variables and not self.compiled_loss.has_loss_for(y) and not self.losses:
+            # TF fails later with "No gradients provided for any variable"; say why
+            raise ValueError("No loss to minimize: compile the model with a loss for an output "
+                             "that has targets (y), or add one with `add_loss`")
+        # TF 2.4's `_minimize` applies nothing without trainable variables: a model with only
+        # add_loss terms and frozen weights still reports its loss
+        if variables:
+            self.optimizer.minimize(loss, variables, tape=tape)
+        return self._update_metrics(y, y_pred, sample_weight)
 
-    def _update_metrics(self, loss, y, y_pred, sample_weight, n):
-        if self.compiled_loss is not None:
-            self.compiled_loss.update_state(loss, self._last_per_output, n)
-        if self.compiled_metrics is not None and y is not None:
+    def _update_metrics(self, y, y_pred, sample_weight):
+        if y is not None:
             self.compiled_metrics.update_state(y, y_pred, sample_weight)
         return self._logs()
 
     def test_step(self, data):
         """Loss and metrics on a batch, no update (mirrors ``Model.test_step``)."""
         x, y, sample_weight = unpack_x_y_sample_weight(data)
-        self._last_per_output = []
         y_pred = self(x, training=False)
-        loss = self.compute_loss(x, y, y_pred, sample_weight)
-        return self._update_metrics(loss, y, y_pred, sample_weight, self._batch_size(x))
+        self.compute_loss(x, y, y_pred, sample_weight)
+        return self._update_metrics(y, y_pred, sample_weight)
 
     def predict_step(self, data):
         x, _, _ = unpack_x_y_sample_weight(data)
@@ -219,6 +214,14 @@ class Trainer:
             use_multiprocessing=False):
         """Train for ``epochs`` epochs; mirrors ``tf.keras.Model.fit``. Returns the History."""
         self._assert_compiled("training/testing")
+        epochs = check_count("epochs", epochs, minimum=0, allow_none=False)
+        initial_epoch = check_count("initial_epoch", initial_epoch, minimum=0, allow_none=False)
+        batch_size = check_count("batch_size", batch_size)
+        steps_per_epoch = check_count("steps_per_epoch", steps_per_epoch)
+        validation_steps = check_count("validation_steps", validation_steps)
+        validation_batch_size = check_count("validation_batch_size", validation_batch_size)
+        validation_split = check_fraction("validation_split", validation_split)
+        _check_validation_freq(validation_freq)
         verbose = 1 if verbose == "auto" else int(verbose)
         if validation_split and validation_data is None:
             if isinstance(x, (tnp.ndarray, _np.ndarray, list, tuple, dict)):
@@ -227,10 +230,12 @@ class Trainer:
             else:
                 raise ValueError("`validation_split` is only supported for arrays, not for "
                                  "datasets or generators")
-        data = DataHandler(x, y, sample_weight, batch_size, steps_per_epoch, shuffle, class_weight)
+        data = DataHandler(x, y, sample_weight, batch_size, steps_per_epoch, shuffle, class_weight,
+                           num_classes=_output_classes(self) if class_weight else None)
         val = None
         if validation_data is not None:
-            if isinstance(validation_data, tuple) and not hasattr(validation_data, "cardinality"):
+            if isinstance(validation_data, (tuple, list)) and \
+                    not hasattr(validation_data, "cardinality"):
                 vx, vy, vsw = unpack_x_y_sample_weight(validation_data)
                 val = DataHandler(vx, vy, vsw, validation_batch_size or batch_size, validation_steps)
             else:
@@ -257,7 +262,7 @@ class Trainer:
                     skip -= 1
                     continue
                 cbs.on_train_batch_begin(step)
-                logs = self.train_step(batch)
+                logs = _batch_logs(self.train_step(batch))
                 cbs.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
@@ -271,7 +276,8 @@ class Trainer:
                 break
             if not logs:
                 logs = self._logs()    # every batch of a resumed epoch was done before
-            epoch_logs = dict(logs)
+            # the epoch's one read of its values from the device: History gets Python floats
+            epoch_logs = _python_logs(dict(logs))
             if val is not None and _should_validate(epoch, validation_freq):
                 val_logs = self._evaluate_handler(val, cbs, verbose=0)
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
@@ -287,8 +293,9 @@ class Trainer:
         logs = {}
         for step, batch in enumerate(data.epoch_iterator()):
             cbs.on_test_batch_begin(step)
-            logs = self.test_step(batch)
+            logs = _batch_logs(self.test_step(batch))
             cbs.on_test_batch_end(step, logs)
+        logs = _python_logs(dict(logs))
         cbs.on_test_end(logs)
         return logs
 
@@ -299,21 +306,20 @@ class Trainer:
         there is only the loss, else a list in ``metrics_names`` order (or a dict)."""
         self._assert_compiled("training/testing")
         verbose = 1 if verbose == "auto" else int(verbose)
-        data = DataHandler(x, y, sample_weight, batch_size, steps)
+        data = DataHandler(x, y, sample_weight, batch_size, check_count("steps", steps))
         cbs = self._callbacks(callbacks, verbose, 1, data.steps_per_epoch, add_history=False)
         logs = self._evaluate_handler(data, cbs, verbose)
         if not logs:
             raise ValueError("evaluate: the data produced no batches")
         if return_dict:
             return logs
-        vals = [logs[n] for n in self.metrics_names if n in logs]
-        return vals[0] if len(vals) == 1 else vals
+        return _as_list(logs, self.metrics_names)
 
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None,
                 max_queue_size=10, workers=1, use_multiprocessing=False):
         """The model's outputs on ``x``, batch by batch, concatenated (tnp arrays)."""
         verbose = 0 if verbose == "auto" else int(verbose)
-        data = DataHandler(x, None, None, batch_size, steps, for_predict=True)
+        data = DataHandler(x, None, None, batch_size, check_count("steps", steps), for_predict=True)
         cbs = self._callbacks(callbacks, verbose, 1, data.steps_per_epoch, add_history=False)
         cbs.on_predict_begin()
         outs = []
@@ -333,8 +339,9 @@ class Trainer:
         self._assert_compiled("training/testing")
         if reset_metrics:
             self.reset_metrics()
-        data = DataHandler(x, y, sample_weight, batch_size=_n(x), class_weight=class_weight)
-        logs = self.train_step(next(data.epoch_iterator()))
+        data = DataHandler(x, y, sample_weight, batch_size=_n(x), class_weight=class_weight,
+                           num_classes=_output_classes(self) if class_weight else None)
+        logs = _python_logs(dict(self.train_step(next(data.epoch_iterator()))))
         return logs if return_dict else _as_list(logs, self.metrics_names)
 
     def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
@@ -342,7 +349,7 @@ class Trainer:
         if reset_metrics:
             self.reset_metrics()
         data = DataHandler(x, y, sample_weight, batch_size=_n(x))
-        logs = self.test_step(next(data.epoch_iterator()))
+        logs = _python_logs(dict(self.test_step(next(data.epoch_iterator()))))
         return logs if return_dict else _as_list(logs, self.metrics_names)
 
     def predict_on_batch(self, x):
@@ -355,8 +362,52 @@ def _n(x):
 
 
 def _as_list(logs, names):
+    """TF's ``flatten_metrics_in_order``: ``names`` first, then any other keys a custom step
+    returned, sorted."""
     vals = [logs[n] for n in names if n in logs]
+    vals += [logs[k] for k in sorted(logs) if k not in names]
     return vals[0] if len(vals) == 1 else vals
+
+
+def _batch_logs(logs):
+    # A Variable in the logs would change with the next update before a callback reads it:
+    # keep this batch's value (on the device), as TF's Metric.result wrapper does
+    if isinstance(logs, dict) and any(isinstance(v, Variable) for v in logs.values()):
+        return {k: tnp.copy(v) if isinstance(v, Variable) else v for k, v in logs.items()}
+    return logs
+
+
+def _python_logs(logs):
+    from ..callbacks._util import python_logs    # callbacks sit beside the trainers
+    return python_logs(logs)
+
+
+def _output_classes(model):
+    """The classes a single-output model tells apart, for ``class_weight``: the last dimension
+    of its ``(batch, classes)`` output (2 for one sigmoid unit); None when not known yet."""
+    try:
+        shape = model.output_shape
+    except AttributeError:
+        return None                  # not built yet: the targets tell, as in Keras
+    if isinstance(shape, dict):
+        shape = list(shape.values())
+    elif isinstance(shape, tuple) and any(isinstance(s, (tuple, list)) for s in shape):
+        shape = list(shape)
+    if isinstance(shape, list):
+        if len(shape) != 1:
+            raise ValueError("`class_weight` is only supported for Models with a single output.")
+        shape = shape[0]
+    if len(shape) != 2 or shape[-1] is None:
+        return None
+    return max(int(shape[-1]), 2)
+
+
+def _check_validation_freq(freq):
+    if isinstance(freq, (list, tuple, set, range)):
+        for f in freq:
+            check_count("validation_freq", f)
+    else:
+        check_count("validation_freq", freq, allow_none=False)
 
 
 def _should_validate(epoch, freq):

@@ -34,19 +34,38 @@ def test_verbose_1_one_bar_per_epoch_with_running_logs(capsys):
                             f"val_loss: {2.0 + epoch:.4f}]")
 
 
-def test_verbose_1_bar_shows_running_loss_while_running(capsys, monkeypatch):
+def _drawn_steps(monkeypatch, seconds_per_batch, steps=3):
+    """(step count, postfix) at each redraw of the bar during an epoch, with a clock that
+    advances ``seconds_per_batch`` per batch."""
     seen = []
     real = progbar_mod._tqdm
 
     class Spy(real):
-        def update(self, n=1):
-            seen.append((self.n + n, self.postfix))
-            return super().update(n)
+        def refresh(self, *args, **kwargs):
+            if self.n:              # not the empty bar tqdm draws when it starts
+                seen.append((self.n, self.postfix))
+            return super().refresh(*args, **kwargs)
 
     monkeypatch.setattr(progbar_mod, "_tqdm", Spy)
-    fake_fit(FakeModel(), [], epochs=1, steps=3, verbose=1,
+    ticks = iter(range(100))
+    monkeypatch.setattr(progbar_mod, "_clock", lambda: next(ticks) * seconds_per_batch)
+    fake_fit(FakeModel(), [], epochs=1, steps=steps, verbose=1,
              train_logs=lambda e, s: {"loss": float(s)})
-    assert seen == [(1, "loss: 0.0000"), (2, "loss: 1.0000"), (3, "loss: 2.0000")]
+    return seen
+
+
+def test_verbose_1_bar_shows_running_loss_while_running(capsys, monkeypatch):
+    assert _drawn_steps(monkeypatch, 1.0) == [(1, "loss: 0.0000"), (2, "loss: 1.0000"),
+                                              (3, "loss: 2.0000")]
+
+
+def test_verbose_1_bar_redraws_at_most_every_refresh_interval(capsys, monkeypatch):
+    # batches 0.1 s apart, a 0.25 s interval: the first batch (t=0), then the 4th (t=0.3)
+    monkeypatch.setattr(progbar_mod, "_REFRESH_INTERVAL", 0.25)
+    assert _drawn_steps(monkeypatch, 0.1, steps=6) == [(1, "loss: 0.0000"), (4, "loss: 3.0000")]
+    # the epoch's end still shows the epoch's last values and count
+    bar, = _final_states(capsys.readouterr().out)
+    assert "6/6" in bar and bar.endswith("loss: 5.0000]")
 
 
 def test_verbose_2_one_line_per_epoch(capsys):
