@@ -294,8 +294,22 @@ class LossScaleOptimizer(Optimizer):
             # recorded: the tape follows the loss until its first gradient call
             scaled = self.get_scaled_loss(loss)
         var_list = list(var_list)
-        grads = tape.gradient(scaled, var_list, output_gradients=grad_loss)
-        grads = self._unscale_fast(grads)
+        ready = getattr(self._inner.gradient_aggregator, "gradient_ready", None)
+        if ready is None:
+            grads = tape.gradient(scaled, var_list, output_gradients=grad_loss)
+            grads = self._unscale_fast(grads)
+        else:
+            # the aggregator sees each gradient unscaled, as apply_gradients will
+            unscaled = {}
+
+            def unscale_then_hand_over(v, g):
+                ug = self._unscale_fast([g])[0]
+                unscaled[id(v)] = ug
+                ready(v, ug)
+
+            tape.gradient(scaled, var_list, output_gradients=grad_loss,
+                          gradient_ready=unscale_then_hand_over)
+            grads = [unscaled[id(v)] for v in var_list]
         return self.apply_gradients(zip(grads, var_list), name=name)
 
     def update_step(self, gradient, variable, learning_rate):

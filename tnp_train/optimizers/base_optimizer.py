@@ -13,7 +13,11 @@ What ``apply_gradients`` does, in order (TF 2.4's order):
    gradient to its variable's dtype (float16 gradients under mixed precision) and check shapes;
 2. ``gradient_aggregator(pairs)`` (default :meth:`aggregate_gradients`, the identity in one
    process: THE place where a distribution strategy combines the replicas' gradients), unless
-   ``experimental_aggregate_gradients=False``;
+   ``experimental_aggregate_gradients=False``. An aggregator with a ``gradient_ready(variable,
+   gradient)`` method also sees each gradient the moment it is final: :meth:`minimize` (and so
+   ``fit``) passes it to ``tape.gradient(..., gradient_ready=)``, so it can start reducing the
+   last layers' gradients while the backward pass goes on, and only waits for the results when
+   it is called with all the pairs;
 3. ``clipvalue``, then ``clipnorm`` (per gradient), then ``global_clipnorm``, then each of
    ``gradient_transformers`` (callables on the list of pairs);
 4. create the slots of variables seen for the first time (``build``);
@@ -526,7 +530,10 @@ class Optimizer:
         elif callable(var_list):
             var_list = var_list()
         var_list = list(var_list)
-        grads = tape.gradient(loss, var_list, output_gradients=grad_loss)
+        # an aggregator that can start on a gradient as soon as it is final (a strategy's
+        # bucketed all-reduce) is handed each one during the backward pass
+        ready = getattr(self.gradient_aggregator, "gradient_ready", None)
+        grads = tape.gradient(loss, var_list, output_gradients=grad_loss, gradient_ready=ready)
         return self.apply_gradients(zip(grads, var_list))
 
     # ================================================================ config

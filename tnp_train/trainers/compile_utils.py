@@ -4,6 +4,8 @@ accuracy the shapes call for, as Keras does), give targets the rank and dtype of
 predictions, weight the per-output losses, and keep the running means ``fit`` reports."""
 from __future__ import annotations
 
+import threading
+
 import numpy as _np
 
 import tnp
@@ -208,6 +210,8 @@ class MetricsContainer:
         self._weighted_spec = weighted_metrics
         self._built = False
         self._metrics = []       # (output index, metric, weighted), in TF's order
+        # replicas of a MirroredStrategy update the metrics from their threads: built once
+        self._build_lock = threading.Lock()
 
     def _specs_per_output(self, spec):
         """A list of metric specs for each output."""
@@ -293,7 +297,9 @@ class MetricsContainer:
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         if not self._built:
-            self.build(y_true, y_pred)
+            with self._build_lock:
+                if not self._built:
+                    self.build(y_true, y_pred)
         if not self._metrics:
             return
         ys_true = _align(y_true, self.output_names)

@@ -134,3 +134,22 @@ def test_a_metric_updated_from_eight_threads_makes_its_state_once():
         assert len(metric.variables) == 4 and _same_ids(made, metric.variables)
         for a, b in zip(metric.variables, ref.variables):   # every update counted once
             np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_compiled_metrics_updated_from_eight_threads_are_built_once():
+    y = tnp.asarray(np.array([0, 1]))
+    p = tnp.asarray(np.array([[0.9, 0.1], [0.2, 0.8]], dtype="float32"))
+
+    def make():
+        model = tt.Sequential([tt.Input((2,)), L.Dense(2)])
+        model.compile("sgd", loss="sparse_categorical_crossentropy",
+                      metrics=["accuracy", tt.metrics.SparseCategoricalCrossentropy(name="xent")])
+        return model
+
+    for model, made, _ in race(make, lambda m, i: m.compiled_metrics.update_state(y, p)):
+        metrics = [m for m in model.compiled_metrics.metrics]
+        assert [m.name for m in metrics] == ["accuracy", "xent"]
+        # "accuracy" is resolved (and its state made) on the first update; the object given
+        # to compile already has its state
+        assert _same_ids(made, metrics[0].variables)
+        assert float(metrics[0].result()) == 1.0
