@@ -224,3 +224,26 @@ def test_a_tape_and_another_listener_coexist():
         h.remove()
     np.testing.assert_allclose(np.asarray(g), 2.0)
     assert "multiply" in names and "sum" in names and names[-1] == "exp"
+
+
+def test_an_output_given_positionally_is_reported_as_out(log):
+    events, listen = log
+    x, y = tnp.ones(3), tnp.zeros(3)
+    seen = []
+    h = extend.add_op_listener(before=lambda n, a, k: seen.append((n, len(a), "out" in k)))
+    try:
+        tnp.exp(x, y)                  # ufunc: out positionally
+        tnp.clip(x, 0, 1, y)           # function whose signature has out positionally
+    finally:
+        h.remove()
+    assert seen == [("exp", 1, True), ("clip", 3, True)]
+
+
+def test_a_tape_refuses_a_positional_output_into_a_tracked_array():
+    tt = pytest.importorskip("tnp_train")
+    w = tt.Variable(tnp.ones(3))
+    with tt.GradientTape() as tape:
+        h = w * 2.0
+        with pytest.raises(RuntimeError, match="out="):
+            tnp.exp(w, h)
+    np.testing.assert_array_equal(np.asarray(h), 2.0)   # refused before anything was written

@@ -357,12 +357,12 @@ def make_function(name, section, numpy_function=None, kind="function", doc_extra
         out_at, after_out = _positional_out(np_fn)
 
         def f(*args, **kwargs):
-            if _HOOK is not None:
+            if out_at is not None and len(args) > out_at and args[out_at] is not None:
+                args, kwargs = _out_as_keyword(args, kwargs, out_at, after_out)
+            if _HOOK is not None:   # (an output given positionally is reported as out=)
                 r = _HOOK(name, args, kwargs, f)
                 if r is not PASS:
                     return r
-            if out_at is not None and len(args) > out_at and args[out_at] is not None:
-                args, kwargs = _out_as_keyword(args, kwargs, out_at, after_out)
             ua = _fast_unwrap(args, kwargs)
             if ua is not None:
                 try:
@@ -561,8 +561,12 @@ def make_ufunc(name, section="math"):
     binary = np_u.nin == 2
 
     # the fast paths inline ``wrap`` (one call less per operation), as make_function's do
+    nin = np_u.nin
+
     def u(*args, **kwargs):
-        if _HOOK is not None:
+        # outputs given positionally (``exp(x, x)``) are reported by the general path, which
+        # turns them into out=
+        if _HOOK is not None and len(args) <= nin:
             r = _HOOK(name, args, kwargs, u)
             if r is not PASS:
                 return r
