@@ -7,19 +7,22 @@ A ``Loss`` reduces the per-sample values of its function form: ``"auto"`` and
 float32 (float64 for float64 predictions); float16/bfloat16 predictions are cast up first.
 
 Speed: ``CategoricalCrossentropy`` and ``SparseCategoricalCrossentropy`` (and their function
-forms) compute loss, weights and reduction as ONE tape node with a NumPy backward; the other
-losses are tnp code that the tape differentiates.
+forms) compute loss, weights and reduction as ONE tape node with a hand-written backward, in
+the array module of the predictions' device; the other losses are tnp code that the tape
+differentiates. Nothing reads the predictions back to the host.
 """
 from __future__ import annotations
 
 import numpy as _np
 
 import tnp
+from tnp.extend import array_module, device_of, wrap
 
 from ..activations import is_floating as _is_floating
 from ..utils.naming import snake_case
 from ..utils.serialization import get_object, name_or_class_config, split_config
 from . import functions as _f
+from ._values import reads_free
 from ._weights import broadcast_weights
 from ._xent import compute_dtype, crossentropy
 from .functions import __all__ as _function_names
@@ -75,8 +78,9 @@ class Loss:
         if not _is_floating(per.dtype):
             per = per.astype("float32")
         if sample_weight is not None:
-            w = broadcast_weights(self.name, sample_weight, per.shape, per.dtype)
-            per = per * tnp.asarray(w)
+            dev = device_of(per)
+            per = per * wrap(broadcast_weights(self.name, sample_weight, per.shape, per.dtype,
+                                               device=dev), dev)
         if self.reduction == "none":
             return per
         if self.reduction == "sum" or per.size == 0:
@@ -131,22 +135,30 @@ class LossFunctionWrapper(Loss):
         y_pred = y_pred if isinstance(y_pred, tnp.ndarray) else tnp.asarray(y_pred)
         if not _is_floating(y_pred.dtype):
             y_pred = y_pred.astype("float32")
-        labels = _f.sparse_labels(self.name, y_true, y_pred, axis)
+        labels, bad = _f.sparse_labels(self.name, y_true, y_pred, axis)
+        xp = array_module(y_pred)
         valid = None if ignore_class is None else labels != ignore_class
-        _f._check_range(self.name, labels, y_pred.shape[axis], valid)
+        bad = _f._check_range(self.name, xp, labels, y_pred.shape[axis], valid, bad)
         ct = compute_dtype(y_pred.dtype)
         weights = None if sample_weight is None else \
-            broadcast_weights(self.name, sample_weight, labels.shape, ct)
-        size = labels.size if valid is None else int(valid.sum())  # Keras 3: ignored don't count
+            broadcast_weights(self.name, sample_weight, labels.shape, ct, device=device_of(y_pred))
+        if valid is None:
+            divisor = _divisor(self.reduction, labels.size)
+        elif self.reduction in ("none", "sum"):
+            divisor = _divisor(self.reduction, 0)
+        else:
+            # Keras 3: ignored entries don't count; their number stays on the device
+            count = valid.sum()
+            divisor = float(count) if reads_free(xp) else count
         return crossentropy(y_pred, labels, sparse=True, from_logits=from_logits, axis=axis,
-                            weights=weights, divisor=_divisor(self.reduction, size), valid=valid)
+                            weights=weights, divisor=divisor, valid=valid, bad=bad)
 
     def _xent(self, y_true, y_pred, sample_weight, from_logits=False, label_smoothing=0.0, axis=-1):
         ls = _f._check_smoothing(self.name, label_smoothing)
         y_pred = y_pred if isinstance(y_pred, tnp.ndarray) else tnp.asarray(y_pred)
         if not _is_floating(y_pred.dtype):
             y_pred = y_pred.astype("float32")
-        y_true = y_true if isinstance(y_true, tnp.ndarray) else tnp.asarray(y_true)
+        y_true = _f.on_device_of(y_true, y_pred)
         if y_true.shape != y_pred.shape or y_pred.ndim == 0:
             raise ValueError(f"{self.name}: y_true of shape {tuple(y_true.shape)} and y_pred of "
                              f"shape {tuple(y_pred.shape)} are incompatible (expected equal "
@@ -154,7 +166,7 @@ class LossFunctionWrapper(Loss):
         per_shape = y_pred.shape[:axis % y_pred.ndim] + y_pred.shape[axis % y_pred.ndim + 1:]
         ct = compute_dtype(y_pred.dtype)
         weights = None if sample_weight is None else \
-            broadcast_weights(self.name, sample_weight, per_shape, ct)
+            broadcast_weights(self.name, sample_weight, per_shape, ct, device=device_of(y_pred))
         return crossentropy(y_pred, y_true, sparse=False, from_logits=from_logits, axis=axis,
                             smoothing=ls, weights=weights,
                             divisor=_divisor(self.reduction, int(_np.prod(per_shape))))

@@ -3,12 +3,20 @@ from __future__ import annotations
 
 import numpy as _np
 
+from tnp.extend import array_module
 
-def broadcast_weights(who, sample_weight, shape, dtype):
-    """``sample_weight`` as a NumPy array of ``shape``: trailing 1-dimensions beyond the rank
-    of ``shape`` are dropped, missing trailing dimensions are added (weights per sample for
-    per-timestep values), then NumPy broadcasting; ValueError naming ``who`` otherwise."""
-    w = _np.asarray(sample_weight)
+from ._values import backend_on
+
+
+def broadcast_weights(who, sample_weight, shape, dtype, device=None):
+    """``sample_weight`` as an array of ``shape`` (NumPy, or with ``device`` a backend array on
+    it): trailing 1-dimensions beyond the rank of ``shape`` are dropped, missing trailing
+    dimensions are added (weights per sample for per-timestep values), then NumPy
+    broadcasting; ValueError naming ``who`` otherwise."""
+    if device is None:
+        xp, w = _np, _np.asarray(sample_weight)
+    else:
+        xp, w = array_module(device), backend_on(sample_weight, device)
     if w.dtype.kind not in "fiub" and w.dtype.name != "bfloat16":
         raise TypeError(f"{who}: sample_weight must be numeric, got dtype {w.dtype}")
     w = w.astype(dtype, copy=False)
@@ -18,7 +26,7 @@ def broadcast_weights(who, sample_weight, shape, dtype):
     if 0 < w.ndim < len(shape):
         w = w.reshape(w.shape + (1,) * (len(shape) - w.ndim))
     try:
-        return _np.broadcast_to(w, shape)
+        return xp.broadcast_to(w, shape)
     except ValueError:
         raise ValueError(f"{who}: sample_weight of shape {orig} does not broadcast to the "
                          f"values of shape {tuple(shape)}") from None

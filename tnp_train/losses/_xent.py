@@ -1,19 +1,22 @@
 """Softmax / categorical cross-entropy as ONE tape node (it runs in every training step).
 
-``crossentropy(...)`` computes the per-sample losses, the sample weights and the reduction in
-NumPy inside a ``tt.custom_gradient`` op; its backward is written in NumPy too
-(``(softmax - onehot) * g / batch`` for logits). When a tape is recording during that backward
-(a second-order gradient), the backward instead differentiates the plain tnp formulation with a
-nested tape, so higher-order gradients stay exact.
+``crossentropy(...)`` computes the per-sample losses, the sample weights and the reduction
+inside a ``tt.custom_gradient`` op, with the array module of the predictions' device (NumPy on
+the CPU, CuPy on a GPU: the predictions never travel to the host); its backward is written the
+same way (``(softmax - onehot) * g / batch`` for logits). When a tape is recording during that
+backward (a second-order gradient), the backward instead differentiates the plain tnp
+formulation with a nested tape, so higher-order gradients stay exact.
 """
 from __future__ import annotations
 
 import numpy as _np
 
 import tnp
+from tnp.extend import array_module, backend_array, device_of, is_tnp_array, wrap
 
 from ..activations import tape_is_recording
 from ..autodiff import GradientTape, custom_gradient, stop_gradient
+from ._values import poison
 
 EPSILON = 1e-7  # tf.keras.backend.epsilon()
 
@@ -24,10 +27,32 @@ def compute_dtype(dtype):
     return _np.dtype(_np.float64) if dtype == _np.float64 else _np.dtype(_np.float32)
 
 
+def _reduced(xp, total, divisor, ct):
+    """``total / divisor`` in ``ct`` (0 when the divisor is 0); ``divisor`` a float or a 0-d
+    backend array (a count of entries that stays on the device)."""
+    if not hasattr(divisor, "dtype"):
+        return total / ct.type(divisor) if divisor else total * 0
+    d = divisor.astype(ct)
+    return xp.where(d == 0, total * 0, total / xp.where(d == 0, ct.type(1), d))
+
+
+def _grad_scale(xp, g, divisor, ct):
+    """``float(g) / divisor`` rounded once to ``ct`` (0 when the divisor is 0), on the device."""
+    g64 = g.astype(_np.float64)
+    if not hasattr(divisor, "dtype"):
+        s = g64 / divisor if divisor else xp.zeros((), dtype=_np.float64)
+    else:
+        d = divisor.astype(_np.float64)
+        s = xp.where(d == 0, 0.0, g64 / xp.where(d == 0, 1.0, d))
+    return xp.asarray(s, dtype=ct)
+
+
 # ---------------------------------------------------------------------- plain tnp formulation
-def _plain(pred, target, *, sparse, from_logits, axis, smoothing, weights, divisor, onehot=None):
+def _plain(pred, target, *, sparse, from_logits, axis, smoothing, weights, divisor, onehot=None,
+           bad=None):
     """The same loss as :func:`crossentropy`, in tnp operations (pred and target already on the
-    last axis); used for higher-order gradients."""
+    last axis; ``onehot``, ``weights``, ``divisor`` and ``bad`` tnp arrays on pred's device or
+    None); used for higher-order gradients."""
     ct = compute_dtype(pred.dtype)
     z = pred.astype(ct) if pred.dtype != ct else pred
     if from_logits:
@@ -37,106 +62,121 @@ def _plain(pred, target, *, sparse, from_logits, axis, smoothing, weights, divis
         q = z / tnp.sum(z, axis=-1, keepdims=True)
         logq = tnp.log(tnp.clip(q, EPSILON, 1 - EPSILON))
     if sparse:
-        t = tnp.asarray(onehot)
+        t = onehot
     else:
         t = target.astype(ct) if target.dtype != ct else target
         if smoothing:
             t = t * (1 - smoothing) + smoothing / t.shape[-1]
     per = -tnp.sum(t * logq, axis=-1)
+    if bad is not None:
+        per = tnp.where(bad, tnp.asarray(_np.nan, dtype=ct, device=per.device), per)
     if weights is not None:
-        per = per * tnp.asarray(weights)
+        per = per * weights
     if divisor is None:
         return per
-    return tnp.sum(per) / divisor if divisor else tnp.sum(per) * 0
+    if not is_tnp_array(divisor):
+        return tnp.sum(per) / divisor if divisor else tnp.sum(per) * 0
+    d = divisor.astype(ct)
+    return tnp.where(d == 0, tnp.sum(per) * 0, tnp.sum(per) / tnp.where(d == 0, 1, d))
 
 
 def crossentropy(pred, target, *, sparse, from_logits, axis=-1, smoothing=0.0, weights=None,
-                 divisor=None, valid=None):
-    """Cross-entropy between ``target`` and ``pred`` along ``axis``.
+                 divisor=None, valid=None, bad=None):
+    """Cross-entropy between ``target`` and ``pred`` along ``axis``, on pred's device.
 
     pred: tnp float array (logits if ``from_logits`` else probabilities, any float dtype).
-    target: ``sparse``: NumPy int64 class ids of ``pred``'s shape without ``axis``; else a tnp
-    array of ``pred``'s shape (differentiable too). weights: NumPy per-sample weights (already
-    broadcast) or None. divisor: None returns the per-sample losses; else their weighted sum
-    divided by ``divisor`` (0 gives 0). valid: NumPy bool mask of per-sample entries that count
-    (``ignore_class``); the others have loss 0.
+    target: ``sparse``: int64 class ids (a backend array on pred's device) of ``pred``'s shape
+    without ``axis``; else a tnp array of ``pred``'s shape (differentiable too). weights:
+    per-sample weights (a backend array on pred's device, already broadcast) or None. divisor:
+    None returns the per-sample losses; else their weighted sum divided by ``divisor`` (a float,
+    or a 0-d backend array; 0 gives 0). valid: bool mask (backend array) of per-sample entries
+    that count (``ignore_class``); the others have loss 0. bad: bool mask of entries whose label
+    is no class (only where it cannot be refused without a host read): their loss and gradient
+    are NaN, as TF's on a GPU.
     """
+    dev = device_of(pred)
+    xp = array_module(dev)
     ct = compute_dtype(pred.dtype)
     nd = pred.ndim
     ax = axis % nd
     labels = None
     if sparse:
-        labels = target if valid is None else _np.where(valid, target, 0)
+        labels = target if valid is None else xp.where(valid, target, 0)
+        if bad is not None:
+            labels = xp.where(bad, 0, labels)      # any class: the row becomes NaN
     if valid is not None:
         vw = valid.astype(ct)
         weights = vw if weights is None else weights * vw
     if weights is not None:
-        weights = _np.asarray(weights, dtype=ct)
+        weights = xp.asarray(weights, dtype=ct)
 
     def to_last(x):
         return x if ax == nd - 1 else tnp.moveaxis(x, ax, -1)
 
-    def from_last_np(a):
-        return a if ax == nd - 1 else _np.moveaxis(a, -1, ax)
+    def from_last(a):
+        return a if ax == nd - 1 else xp.moveaxis(a, -1, ax)
 
     def forward(*args):
         p_in = args[0]
-        a = _np.asarray(p_in)
+        a = backend_array(p_in)
         a = a.astype(ct) if a.dtype != ct else a
         if ax != nd - 1:
-            a = _np.moveaxis(a, ax, -1)
+            a = xp.moveaxis(a, ax, -1)
         last_shape = a.shape
         n_classes = last_shape[-1]
         a = a.reshape(-1, n_classes)            # (N, C): one row per per-sample value
-        rows = _np.arange(a.shape[0])
+        rows = xp.arange(a.shape[0])
         w = None if weights is None else weights.reshape(-1)
+        nan_rows = None if bad is None else bad.reshape(-1)
         if sparse:
             t = None
             lab = labels.reshape(-1)
         else:
-            t = _np.asarray(args[1]).astype(ct)
+            t = backend_array(args[1]).astype(ct)
             if ax != nd - 1:
-                t = _np.moveaxis(t, ax, -1)
+                t = xp.moveaxis(t, ax, -1)
             t = t.reshape(-1, n_classes)
             if smoothing:
                 t = t * (1 - smoothing) + smoothing / n_classes
         if from_logits:
             z = a - a.max(axis=-1, keepdims=True)
-            logq = z - _np.log(_np.exp(z).sum(axis=-1, keepdims=True))
+            logq = z - xp.log(xp.exp(z).sum(axis=-1, keepdims=True))
             per = -(logq[rows, lab] if sparse else (t * logq).sum(-1))
             cache = logq
         else:
             s = a.sum(axis=-1)
             if sparse:
                 qy = a[rows, lab] / s
-                qyc = _np.clip(qy, EPSILON, 1 - EPSILON)
-                per = -_np.log(qyc)
+                qyc = xp.clip(qy, EPSILON, 1 - EPSILON)
+                per = -xp.log(qyc)
                 cache = (s, qy, qyc)
             else:
                 q = a / s[:, None]
-                qc = _np.clip(q, EPSILON, 1 - EPSILON)
-                logq = _np.log(qc)
+                qc = xp.clip(q, EPSILON, 1 - EPSILON)
+                logq = xp.log(qc)
                 per = -(t * logq).sum(-1)
                 cache = (s, q, qc, logq)
+        if nan_rows is not None:
+            per = poison(xp, per, nan_rows)
         if w is not None:
             per = per * w
         if divisor is None:
             out = per.reshape(last_shape[:-1])
         else:
-            out = _np.asarray(per.sum() / divisor if divisor else per.sum() * 0, dtype=ct)
-        y = tnp.asarray(out.astype(ct, copy=False))
+            out = xp.asarray(_reduced(xp, per.sum(), divisor, ct), dtype=ct)
+        y = wrap(out.astype(ct, copy=False), dev)
 
         def grad(g):
             if tape_is_recording():
                 return _second_order(args, g)
-            gv = _np.asarray(g).astype(ct, copy=False)
+            gv = (backend_array(g) if is_tnp_array(g) else xp.asarray(g)).astype(ct, copy=False)
             if divisor is not None:
-                scale = float(gv) / divisor if divisor else 0.0
-                gp = _np.full(per.shape, scale, dtype=ct) if w is None else w * ct.type(scale)
+                scale = _grad_scale(xp, gv, divisor, ct)
+                gp = xp.broadcast_to(scale, per.shape) if w is None else w * scale
             else:
                 gp = gv.reshape(-1) if w is None else gv.reshape(-1) * w
             if from_logits:
-                prob = _np.exp(cache)
+                prob = xp.exp(cache)
                 if sparse:
                     dz = prob * gp[:, None]
                     dz[rows, lab] -= gp
@@ -147,22 +187,24 @@ def crossentropy(pred, target, *, sparse, from_logits, axis=-1, smoothing=0.0, w
                 if sparse:
                     s_, qy, qyc = cache
                     inside = (qy >= EPSILON) & (qy <= 1 - EPSILON)
-                    coef = _np.where(inside, -gp / qyc, 0) / s_          # d per / d q_y / S
-                    dz = _np.repeat((-coef * qy)[:, None], n_classes, axis=1)
+                    coef = xp.where(inside, -gp / qyc, 0) / s_          # d per / d q_y / S
+                    dz = xp.repeat((-coef * qy)[:, None], n_classes, axis=1)
                     dz[rows, lab] += coef
                 else:
                     s_, q, qc, logq_ = cache
                     inside = (q >= EPSILON) & (q <= 1 - EPSILON)
-                    r = _np.where(inside, t / qc, 0)
+                    r = xp.where(inside, t / qc, 0)
                     dz = (-r + (r * q).sum(-1, keepdims=True)) * (gp / s_)[:, None]
                     dt = -logq_ * gp[:, None]
-            dz = tnp.asarray(from_last_np(dz.reshape(last_shape)).astype(p_in.dtype, copy=False))
+            if nan_rows is not None:
+                dz = poison(xp, dz, nan_rows[:, None])
+            dz = wrap(from_last(dz.reshape(last_shape)).astype(p_in.dtype, copy=False), dev)
             if sparse:
                 return dz
             if smoothing:
                 dt = dt * (1 - smoothing)
-            dt = from_last_np(dt.reshape(last_shape))
-            return dz, tnp.asarray(dt.astype(args[1].dtype, copy=False))
+            dt = from_last(dt.reshape(last_shape))
+            return dz, wrap(dt.astype(args[1].dtype, copy=False), dev)
         return y, grad
 
     def _second_order(args, g):
@@ -172,10 +214,12 @@ def crossentropy(pred, target, *, sparse, from_logits, axis=-1, smoothing=0.0, w
             onehot = None
             if sparse:
                 n = args[0].shape[ax]
-                onehot = (labels[..., None] == _np.arange(n)).astype(ct)
+                onehot = wrap((labels[..., None] == xp.arange(n)).astype(ct), dev)
             out = _plain(to_last(args[0]), None if sparse else to_last(args[1]), sparse=sparse,
-                         from_logits=from_logits, axis=-1, smoothing=smoothing, weights=weights,
-                         divisor=divisor, onehot=onehot)
+                         from_logits=from_logits, axis=-1, smoothing=smoothing,
+                         weights=None if weights is None else wrap(weights, dev),
+                         divisor=divisor if not hasattr(divisor, "dtype") else wrap(divisor, dev),
+                         onehot=onehot, bad=None if bad is None else wrap(bad, dev))
         gs = tape.gradient(out, sources, output_gradients=g)
         gs = [tnp.zeros_like(s) if d is None else d for s, d in zip(sources, gs)]
         return gs[0] if sparse else tuple(gs)
@@ -183,6 +227,8 @@ def crossentropy(pred, target, *, sparse, from_logits, axis=-1, smoothing=0.0, w
     op = custom_gradient(forward)
     if sparse:
         return op(pred)
+    if device_of(target) is not dev:
+        target = target.to_device(dev)
     if not _np.issubdtype(target.dtype, _np.floating):
         target = target.astype(ct)
     return op(pred, target)

@@ -13,8 +13,10 @@ import math
 import numpy as _np
 
 import tnp
+from tnp.extend import array_module, device_of
 
 from .. import activations as _act
+from ._values import backend_on, reads_free
 from ._xent import EPSILON, compute_dtype, crossentropy
 
 __all__ = ["mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error",
@@ -29,6 +31,15 @@ def _arr(x):
     return x if isinstance(x, tnp.ndarray) else tnp.asarray(x)
 
 
+def on_device_of(y_true, y_pred):
+    """``y_true`` as a tnp array on ``y_pred``'s device (host data copied there, as tnp moves
+    NumPy values that meet a tnp array)."""
+    if isinstance(y_true, tnp.ndarray):
+        return y_true
+    return tnp.asarray(y_true, device=y_pred.device) if isinstance(y_pred, tnp.ndarray) \
+        else tnp.asarray(y_true)
+
+
 def as_pred(y_pred):
     """``y_pred`` as a tnp array in its compute dtype (float32, or float64)."""
     y = _arr(y_pred)
@@ -38,7 +49,7 @@ def as_pred(y_pred):
 
 def _prep(name, y_true, y_pred):
     y_pred = as_pred(y_pred)
-    y_true = _arr(y_true)
+    y_true = on_device_of(y_true, y_pred)
     if y_true.dtype != y_pred.dtype:
         y_true = y_true.astype(y_pred.dtype)
     return align(name, y_true, y_pred)
@@ -122,47 +133,65 @@ def log_cosh(y_true, y_pred):
 
 
 def sparse_labels(name, y_true, y_pred, axis=-1):
-    """Integer class ids (NumPy int64) of ``y_pred``'s shape without ``axis``."""
-    labels = _np.asarray(y_true)
-    ax = axis % max(y_pred.ndim, 1)
+    """Integer class ids (int64, a backend array on ``y_pred``'s device) of ``y_pred``'s shape
+    without ``axis``, and a bool mask of float labels that are not integers (None where there
+    are none or, on the host, where they were refused: ValueError)."""
     if y_pred.ndim == 0:
         raise ValueError(f"{name}: predictions must have a class axis, got a scalar")
+    dev = device_of(y_pred)
+    xp = array_module(dev)
+    labels = backend_on(y_true, dev)
+    ax = axis % y_pred.ndim
     if labels.ndim == y_pred.ndim and labels.shape[ax] == 1:
-        labels = _np.squeeze(labels, axis=ax)
+        labels = xp.squeeze(labels, axis=ax)
     expected = y_pred.shape[:ax] + y_pred.shape[ax + 1:]
     if labels.shape != expected:
         raise ValueError(f"{name}: labels of shape {labels.shape} do not match predictions of "
                          f"shape {tuple(y_pred.shape)} (expected labels of shape {expected})")
+    fractional = None
     if labels.dtype.kind not in "iub":
-        if _act.is_floating(labels.dtype) and _np.all(_np.mod(labels, 1) == 0):
-            labels = labels.astype(_np.int64)
-        else:
+        if not _act.is_floating(labels.dtype):
             raise ValueError(f"{name}: labels must be integer class ids, got dtype {labels.dtype}")
-    return labels.astype(_np.int64, copy=False)
+        fractional = xp.mod(labels, 1) != 0
+        if reads_free(xp):
+            if fractional.any():
+                raise ValueError(f"{name}: labels must be integer class ids, got dtype "
+                                 f"{labels.dtype}")
+            fractional = None
+        else:
+            labels = xp.where(fractional, 0, labels)    # NaN cannot become an int64
+    return labels.astype(_np.int64, copy=False), fractional
 
 
-def _check_range(name, labels, n_classes, valid):
-    bad = (labels < 0) | (labels >= n_classes)
+def _check_range(name, xp, labels, n_classes, valid, bad=None):
+    """ValueError naming a label outside ``[0, n_classes)`` among the ``valid`` ones, where
+    ``xp``'s values can be read for free; on a device, the mask of such entries (joined with
+    ``bad``)."""
+    out = (labels < 0) | (labels >= n_classes)
     if valid is not None:
-        bad &= valid
-    if bad.any():
-        raise ValueError(f"{name}: label {int(labels[bad].flat[0])} is out of range for "
+        out &= valid
+    if not reads_free(xp):
+        return out if bad is None else out | bad
+    if out.any():
+        raise ValueError(f"{name}: label {int(labels[out].flat[0])} is out of range for "
                          f"{n_classes} classes (expected 0 <= label < {n_classes})")
+    return bad
 
 
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1, ignore_class=None):
     """``-log p[y_true]`` per sample; mirrors ``tf.keras.losses.sparse_categorical_crossentropy
     (y_true, y_pred, from_logits=False, axis=-1)`` (``ignore_class`` from Keras 3: entries with
-    that label get loss 0). One tape node."""
+    that label get loss 0). One tape node. Labels outside the classes (or fractional) raise
+    ValueError on the CPU; on a GPU their loss and gradient are NaN, as TF's there."""
     name = "sparse_categorical_crossentropy"
     y_pred = _arr(y_pred)
-    labels = sparse_labels(name, y_true, y_pred, axis)
+    labels, bad = sparse_labels(name, y_true, y_pred, axis)
     valid = None if ignore_class is None else labels != ignore_class
-    _check_range(name, labels, y_pred.shape[axis], valid)
+    bad = _check_range(name, array_module(y_pred), labels, y_pred.shape[axis], valid, bad)
     if not _act.is_floating(y_pred.dtype):
         y_pred = y_pred.astype("float32")
     return crossentropy(y_pred, labels, sparse=True, from_logits=from_logits, axis=axis,
-                        valid=valid)
+                        valid=valid, bad=bad)
 
 
 def _check_smoothing(name, label_smoothing):
@@ -180,7 +209,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     y_pred = _arr(y_pred)
     if not _act.is_floating(y_pred.dtype):
         y_pred = y_pred.astype("float32")
-    y_true = _arr(y_true)
+    y_true = on_device_of(y_true, y_pred)
     if y_true.shape != y_pred.shape:
         raise ValueError(f"{name}: y_true of shape {tuple(y_true.shape)} and y_pred of shape "
                          f"{tuple(y_pred.shape)} are incompatible (expected equal shapes)")
@@ -224,11 +253,10 @@ def poisson(y_true, y_pred):
 
 
 def _signed_labels(y_true):
-    """Labels in {0, 1} become {-1, 1}, as Keras's hinge losses do; others are kept."""
-    a = _np.asarray(y_true)
-    if a.size and _np.all((a == 0) | (a == 1)):
-        return 2.0 * y_true - 1.0
-    return y_true
+    """Labels in {0, 1} become {-1, 1}, as Keras's hinge losses do; others are kept. Decided on
+    the labels' device (Keras's ``smart_cond``), never by a host read."""
+    binary = tnp.all((y_true == 0) | (y_true == 1))
+    return tnp.where(binary, 2.0 * y_true - 1.0, y_true)
 
 
 def hinge(y_true, y_pred):

@@ -3,11 +3,14 @@ defaults; a few arguments from Keras 3 where noted).
 
 Stateful metrics (``Metric`` subclasses) accumulate over batches in non-trainable variables;
 function forms (``sparse_categorical_accuracy`` ...) return per-sample values. Nothing here is
-differentiated: updates read the values in NumPy.
+differentiated: updates compute with the array module of the inputs' device and results stay on
+the state's device (nothing is read back to the host per batch).
 """
 from __future__ import annotations
 
 import numpy as _np
+
+from tnp.extend import array_module, backend_array, device_of, wrap
 
 from ..losses import functions as _lf
 from ..utils.serialization import get_object, name_or_class_config, split_config
@@ -156,12 +159,15 @@ class RootMeanSquaredError(Mean):
         super().__init__(name=name, dtype=dtype)
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        t, p = _align(self.name, y_true, y_pred)
-        err = _np.square(p.astype(_np.float64) - t.astype(_np.float64))
-        return super().update_state(err, sample_weight=sample_weight)
+        t, p, dev, xp = _align(self.name, y_true, y_pred)
+        err = xp.square(p.astype(_np.float64) - t.astype(_np.float64))
+        return super().update_state(wrap(err, dev), sample_weight=sample_weight)
 
     def result(self):
-        return self._out(_np.sqrt(div_no_nan(self.total.numpy(), self.count.numpy())))
+        dev = device_of(self.total)
+        xp = array_module(dev)
+        return self._result(xp.sqrt(div_no_nan(backend_array(self.total),
+                                               backend_array(self.count), xp)), dev)
 
 
 _CLASSES = (Metric, Sum, Mean, MeanMetricWrapper, Accuracy, BinaryAccuracy, CategoricalAccuracy,

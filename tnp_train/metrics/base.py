@@ -4,10 +4,12 @@ reductions ``Sum``, ``Mean`` and ``MeanMetricWrapper``.
 A metric holds its state in non-trainable ``tt.Variable``s made by ``add_weight`` (TF's
 ``synchronization=ON_READ``, ``aggregation=SUM`` for totals and counts, so a distribution
 strategy can all-reduce them), made through ``tt.Variable`` (so a strategy's variable creator
-makes them). Updates read the values in NumPy and write with ``assign_add``: nothing a metric
-does is recorded on a tape. ``update_state`` and ``add_weight`` hold the metric's lock, so
-threads (replicas) may update one metric, and a metric that makes its state on the first update
-(``AUC``) makes it once.
+makes them). Updates compute with the array module of the inputs' device (NumPy on the CPU,
+CuPy on a GPU) and write with ``assign_add`` of device arrays, and ``result`` stays on the
+state's device: a training step never waits to copy predictions or state to the host. Nothing
+a metric does is recorded on a tape. ``update_state`` and ``add_weight`` hold the metric's
+lock, so threads (replicas) may update one metric, and a metric that makes its state on the
+first update (``AUC``) makes it once.
 """
 from __future__ import annotations
 
@@ -22,25 +24,29 @@ from tnp.extend import array_module, device_of, wrap
 
 from .. import initializers as _initializers
 from ..autodiff import Variable
+from ..losses._values import backend_on, input_device
 from ..losses._weights import broadcast_weights
 from ..utils.naming import snake_case
 
 __all__ = ["Metric", "Reduce", "Sum", "Mean", "MeanMetricWrapper"]
 
 
-def values_of(x):
-    """The NumPy values of an array (tnp, Variable, NumPy or nested lists); never recorded."""
-    if isinstance(x, tnp.ndarray):
-        return _np.asarray(x)
-    return _np.asarray(x)
-
-
-def div_no_nan(a, b):
-    """``a / b`` with 0 where ``b == 0`` (``tf.math.divide_no_nan``)."""
-    a = _np.asarray(a, dtype=_np.float64)
-    b = _np.asarray(b, dtype=_np.float64)
+def div_no_nan(a, b, xp=_np):
+    """``a / b`` in float64 with 0 where ``b == 0`` (``tf.math.divide_no_nan``), with array
+    module ``xp``."""
+    a = xp.asarray(a, dtype=_np.float64)
+    b = xp.asarray(b, dtype=_np.float64)
     with _np.errstate(divide="ignore", invalid="ignore"):
-        return _np.where(b == 0, 0.0, a / _np.where(b == 0, 1.0, b))
+        return xp.where(b == 0, 0.0, a / xp.where(b == 0, 1.0, b))
+
+
+def accumulate(var, a, device):
+    """``var += a`` for a backend array ``a`` on ``device``, cast to ``var``'s dtype; moved to
+    ``var``'s device first when that is another one (a state made elsewhere)."""
+    x = wrap(a.astype(var.dtype, copy=False), device)
+    if device_of(var) is not device:
+        x = x.to_device(device_of(var))
+    var.assign_add(x)
 
 
 def _locked(fn):
@@ -99,7 +105,8 @@ class Metric:
             v = Variable(value, trainable=False, name=f"{self.name}/{name}", dtype=dt,
                          aggregation=aggregation, synchronization=synchronization)
             self._metric_vars.append(v)
-            self._initial.append(_np.array(_np.asarray(value), copy=True))
+            # a copy on the state's device: made and restored without a trip to the host
+            self._initial.append(wrap(_backend(v).copy(), device_of(v)))
         return v
 
     @property
@@ -124,7 +131,7 @@ class Metric:
             raise ValueError(f"{self.name}.set_weights: expected {len(self._metric_vars)} arrays, "
                              f"got {len(weights)}")
         for v, w in zip(self._metric_vars, weights):
-            v.assign(tnp.asarray(_np.asarray(w, dtype=v.dtype)))
+            v.assign(tnp.asarray(_np.asarray(w, dtype=v.dtype), device=v.device))
 
     # ------------------------------------------------------------------ the contract
     def update_state(self, *args, **kwargs):
@@ -137,7 +144,7 @@ class Metric:
         """Every state variable back to its initial value."""
         with self._lock:
             for v, init in zip(self._metric_vars, self._initial):
-                v.assign(tnp.asarray(init, device=v.device))
+                v.assign(init if device_of(init) is device_of(v) else init.to_device(v.device))
 
     def reset_states(self):
         """TF 2.4's name for :meth:`reset_state`."""
@@ -150,6 +157,11 @@ class Metric:
 
     def _out(self, value):
         return tnp.asarray(_np.asarray(value).astype(self._dtype))
+
+    def _result(self, a, device):
+        """Backend array ``a`` on ``device`` as a result in the metric's dtype (a new array,
+        never a view of the state)."""
+        return wrap(array_module(device).asarray(a).astype(self._dtype), device)
 
     def get_config(self):
         return {"name": self.name, "dtype": self._dtype}
@@ -175,50 +187,37 @@ class Reduce(Metric):
             self.count = self.add_weight("count")
 
     def update_state(self, values, sample_weight=None):
-        if sample_weight is None or isinstance(sample_weight, (int, float)):
-            # the loss tracker's call: one value (weighted by a batch size), no broadcasting
+        dev = input_device(values, sample_weight, default=device_of(self.total))
+        xp = array_module(dev)
+        v = backend_on(values, dev)
+        if v.ndim == 0 and (sample_weight is None or isinstance(sample_weight, (int, float))):
+            # the loss tracker's call: one value (weighted by a batch size), no broadcasting;
+            # the float64 product, rounded once to the state's dtype
             w = 1.0 if sample_weight is None else float(sample_weight)
-            if isinstance(values, tnp.ndarray) and values.ndim == 0 and \
-                    device_of(values) is device_of(self.total):
-                # added on the loss's device: reading it back to the host each step would
-                # wait for the step there (the same float64 product, rounded once)
-                xp = array_module(values)
-                x = xp.asarray(_backend(values), dtype=_np.float64) * w
-                self.total.assign_add(wrap(x.astype(self.total.dtype), device_of(values)))
-                if self.reduction != "sum":
-                    self.count.assign_add(self.count.dtype.type(
-                        w if self.reduction == "weighted_mean" else 1))
-                return
-            v = values_of(values)
-            if v.ndim == 0:
-                x = float(v)
-                self.total.assign_add(self.total.dtype.type(x * w))
-                if self.reduction != "sum":
-                    self.count.assign_add(self.count.dtype.type(
-                        w if self.reduction == "weighted_mean" else 1))
-                return
-        v = values_of(values).astype(_np.float64)
+            accumulate(self.total, xp.asarray(v, dtype=_np.float64) * w, dev)
+            if self.reduction != "sum":
+                self.count.assign_add(self.count.dtype.type(
+                    w if self.reduction == "weighted_mean" else 1))
+            return
+        v = v.astype(_np.float64)
         if sample_weight is not None:
-            w = broadcast_weights(self.name, values_of(sample_weight), v.shape, _np.float64)
-            total, count = _np.sum(v * w), _np.sum(w)
+            w = broadcast_weights(self.name, sample_weight, v.shape, _np.float64, device=dev)
+            total, count = xp.sum(v * w), xp.sum(w)
         else:
-            total, count = _np.sum(v), v.size
-        self.total.assign_add(tnp.asarray(_np.asarray(total, dtype=self.total.dtype)))
+            total, count = xp.sum(v), v.size
+        accumulate(self.total, xp.asarray(total), dev)
         if self.reduction != "sum":
-            n = count if self.reduction == "weighted_mean" else v.size
-            self.count.assign_add(tnp.asarray(_np.asarray(n, dtype=self.count.dtype)))
+            if self.reduction == "weighted_mean" and sample_weight is not None:
+                accumulate(self.count, xp.asarray(count), dev)
+            else:
+                self.count.assign_add(self.count.dtype.type(v.size))
 
     def result(self):
+        dev = device_of(self.total)
         if self.reduction == "sum":
-            return self._out(self.total.numpy())
-        if self.total.ndim == 0:
-            # on the state's device (fit reads it back only when it shows or logs it)
-            xp = array_module(self.total)
-            t = xp.asarray(_backend(self.total), dtype=_np.float64)
-            c = xp.asarray(_backend(self.count), dtype=_np.float64)
-            r = xp.where(c == 0, 0.0, t / xp.where(c == 0, 1.0, c))
-            return wrap(r.astype(self._dtype), device_of(self.total))
-        return self._out(div_no_nan(self.total.numpy(), self.count.numpy()))
+            return self._result(_backend(self.total), dev)
+        xp = array_module(dev)
+        return self._result(div_no_nan(_backend(self.total), _backend(self.count), xp), dev)
 
 
 class Sum(Reduce):
@@ -238,7 +237,8 @@ class Mean(Reduce):
 
 class MeanMetricWrapper(Mean):
     """The mean of ``fn(y_true, y_pred, **kwargs)``; mirrors
-    ``tf.keras.metrics.MeanMetricWrapper(fn, name=None, dtype=None, **kwargs)``."""
+    ``tf.keras.metrics.MeanMetricWrapper(fn, name=None, dtype=None, **kwargs)``. ``fn`` gets
+    tnp arrays on the predictions' device (as Keras gives it tensors)."""
 
     def __init__(self, fn, name=None, dtype=None, **kwargs):
         super().__init__(name=name or getattr(fn, "__name__", None) or "mean_metric_wrapper",
@@ -247,14 +247,16 @@ class MeanMetricWrapper(Mean):
         self._fn_kwargs = kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        t, p = values_of(y_true), values_of(y_pred)
+        dev = input_device(y_pred, y_true, default=device_of(self.total))
+        t, p = backend_on(y_true, dev), backend_on(y_pred, dev)
         # ranks one apart with a trailing 1: the smaller gets one too (the rule of the
         # built-in functions), so a user's function never sees (batch,) against (batch, 1)
         if p.ndim == t.ndim + 1 and p.shape[-1] == 1:
             t = t[..., None]
         elif t.ndim == p.ndim + 1 and t.shape[-1] == 1:
             p = p[..., None]
-        matches = self._fn(t, p, **self._fn_kwargs)
+        # tnp arrays on the device that no tape follows (as TF's metrics, not differentiated)
+        matches = self._fn(wrap(t, dev), wrap(p, dev), **self._fn_kwargs)
         return super().update_state(matches, sample_weight=sample_weight)
 
     def get_config(self):

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import numpy as _np
 
+import tnp
+from tnp.extend import array_module, backend_array, device_of
+
+from ..losses._values import backend_on, input_device, poison, reads_free
 from ..losses._weights import broadcast_weights
-from .base import Metric, div_no_nan, values_of
+from .base import Metric, accumulate, div_no_nan
 
 __all__ = ["TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "Precision",
            "Recall", "AUC", "MeanIoU"]
@@ -19,10 +23,18 @@ _EPSILON = 1e-7
 _NEG_INF = -1e10  # TF's threshold for top_k (every kept prediction is positive)
 
 
-def _prepare(who, y_true, y_pred, sample_weight, *, top_k=None, class_id=None, check_range=True):
-    """Labels (bool), predictions (float64) and weights (float64), all of one shape."""
-    t = values_of(y_true)
-    p = values_of(y_pred).astype(_np.float64)
+def _prepare(who, y_true, y_pred, sample_weight, device, *, top_k=None, class_id=None,
+             check_range=True, transform=None):
+    """Labels (bool), predictions (float64, ``transform``-ed) and weights (float64), all of one
+    shape and backend arrays on the predictions' device (else ``device``, the state's), that
+    device, its array module, and the flag of predictions outside [0, 1]: ValueError where it
+    can be read for free, else a 0-d bool on the device (None when not checked)."""
+    dev = input_device(y_pred, y_true, sample_weight, default=device)
+    xp = array_module(dev)
+    t = backend_on(y_true, dev)
+    p = backend_on(y_pred, dev).astype(_np.float64)
+    if transform is not None:
+        p = transform(xp, p)
     if p.ndim == t.ndim + 1 and p.shape[-1] == 1:
         t = t[..., None]
     elif t.ndim == p.ndim + 1 and t.shape[-1] == 1:
@@ -30,47 +42,69 @@ def _prepare(who, y_true, y_pred, sample_weight, *, top_k=None, class_id=None, c
     if t.shape != p.shape:
         raise ValueError(f"{who}: y_true of shape {t.shape} and y_pred of shape {p.shape} are "
                          f"incompatible (expected equal shapes)")
-    if check_range and p.size and (_np.nanmin(p) < 0 or _np.nanmax(p) > 1):
-        raise ValueError(f"{who}: predictions must be in [0, 1], got values in "
-                         f"[{_np.nanmin(p)}, {_np.nanmax(p)}]")
+    outside = None
+    if check_range and p.size:
+        if reads_free(xp):
+            if _np.nanmin(p) < 0 or _np.nanmax(p) > 1:
+                raise ValueError(f"{who}: predictions must be in [0, 1], got values in "
+                                 f"[{_np.nanmin(p)}, {_np.nanmax(p)}]")
+        else:
+            outside = xp.any((p < 0) | (p > 1))     # NaN compares false, as nanmin/nanmax
     if top_k is not None:
         if p.ndim == 0:
             raise ValueError(f"{who}: top_k needs predictions with a class axis")
         k = min(int(top_k), p.shape[-1])
-        order = _np.argsort(-p, axis=-1, kind="stable")
-        keep = _np.zeros(p.shape, dtype=bool)
-        _np.put_along_axis(keep, order[..., :k], True, axis=-1)
-        p = _np.where(keep, p, _NEG_INF)
+        order = xp.argsort(-p, axis=-1, kind="stable")
+        # the k first in that order: where the inverse permutation is below k
+        keep = xp.argsort(order, axis=-1) < k
+        p = xp.where(keep, p, _NEG_INF)
     if class_id is not None:
         if p.ndim == 0 or not 0 <= class_id < p.shape[-1]:
             raise ValueError(f"{who}: class_id {class_id} is out of range for predictions of "
                              f"shape {p.shape}")
         t, p = t[..., class_id], p[..., class_id]
     w = None if sample_weight is None else \
-        broadcast_weights(who, values_of(sample_weight), p.shape, _np.float64)
-    return t.astype(bool), p, w
+        broadcast_weights(who, sample_weight, p.shape, _np.float64, device=dev)
+    return t.astype(bool), p, w, dev, xp, outside
 
 
-def _counts(labels, preds, weights, thresholds):
-    """(tp, fp, tn, fn) at each threshold (any order) for flat labels/preds/weights, or per
-    column for 2-D ones (then each of shape (T, columns))."""
-    thr = _np.asarray(thresholds, dtype=_np.float64)
-    order = _np.argsort(thr, kind="stable")
-    s = thr[order]
-    T = s.size
+class _Thresholds:
+    """Thresholds sorted once on the host, and their copies on each device used."""
+
+    def __init__(self, thresholds):
+        thr = _np.asarray(thresholds, dtype=_np.float64)
+        order = _np.argsort(thr, kind="stable")
+        self.size = thr.size
+        self._host = (thr[order], _np.argsort(order, kind="stable"))   # sorted, inverse order
+        self._on = {}
+
+    def on(self, device):
+        """(sorted thresholds, the permutation back to the given order) on ``device``."""
+        got = self._on.get(device)
+        if got is None:
+            got = self._on[device] = tuple(backend_on(a, device) for a in self._host)
+        return got
+
+
+def _counts(xp, device, labels, preds, weights, thresholds):
+    """(tp, fp, tn, fn) at each threshold (in the given order; ``thresholds`` a
+    :class:`_Thresholds`) for flat labels/preds/weights, or per column for 2-D ones (then each
+    of shape (T, columns)); computed with ``xp`` on the arrays' ``device``."""
+    s, back = thresholds.on(device)
+    T = thresholds.size
     two_d = preds.ndim == 2
     p2 = preds if two_d else preds.reshape(-1, 1)
     y2 = labels if two_d else labels.reshape(-1, 1)
-    w2 = _np.ones(p2.shape) if weights is None else (weights if two_d else weights.reshape(-1, 1))
+    w2 = xp.ones(p2.shape) if weights is None else (weights if two_d else weights.reshape(-1, 1))
     # number of thresholds strictly below each prediction: positive at threshold j iff j < pos
-    pos = _np.searchsorted(s, p2, side="left")
-    pos[_np.isnan(p2)] = 0
+    pos = xp.searchsorted(s, p2, side="left")
+    pos = xp.where(xp.isnan(p2), 0, pos)
     cols = p2.shape[1]
-    flat = (pos + (T + 1) * _np.arange(cols)).ravel()
+    flat = (pos + (T + 1) * xp.arange(cols)).ravel()
 
     def above(wv):
-        h = _np.bincount(flat, weights=wv.ravel(), minlength=cols * (T + 1)).reshape(cols, T + 1)
-        return _np.cumsum(h[:, ::-1], axis=1)[:, ::-1][:, 1:]  # sum over positions > j
+        h = xp.bincount(flat, weights=wv.ravel(), minlength=cols * (T + 1)).reshape(cols, T + 1)
+        return xp.cumsum(h[:, ::-1], axis=1)[:, ::-1][:, 1:]  # sum over positions > j
 
     wpos = w2 * y2
     wneg = w2 * ~y2
@@ -79,8 +113,7 @@ def _counts(labels, preds, weights, thresholds):
     tn = wneg.sum(axis=0)[:, None] - fp
     out = []
     for c in (tp, fp, tn, fn):
-        r = _np.empty_like(c)
-        r[:, order] = c
+        r = c[:, back]
         out.append(r.T if two_d else r[0])
     return out
 
@@ -99,6 +132,15 @@ def _thresholds(who, thresholds, default):
     return thr
 
 
+def _add_counts(xp, var, c, dev, outside):
+    """``var += c``; predictions outside [0, 1] seen on a device make the state NaN."""
+    accumulate(var, c if outside is None else poison(xp, c, outside), dev)
+
+
+def _sigmoid(xp, x):
+    return 1.0 / (1.0 + xp.exp(-x))
+
+
 class _ConfusionCount(Metric):
     """One confusion count at ``thresholds`` (default 0.5)."""
     _which = 0  # index into (tp, fp, tn, fn)
@@ -107,16 +149,19 @@ class _ConfusionCount(Metric):
         super().__init__(name=name, dtype=dtype)
         self.init_thresholds = thresholds
         self.thresholds = _thresholds(type(self).__name__, thresholds, 0.5)
+        self._sorted = _Thresholds(self.thresholds)
         self.accumulator = self.add_weight("accumulator", shape=(len(self.thresholds),))
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        t, p, w = _prepare(self.name, y_true, y_pred, sample_weight)
-        c = _counts(t.ravel(), p.ravel(), None if w is None else w.ravel(), self.thresholds)
-        self.accumulator.assign_add(c[self._which].astype(self.accumulator.dtype))
+        t, p, w, dev, xp, outside = _prepare(self.name, y_true, y_pred, sample_weight,
+                                             device_of(self.accumulator))
+        c = _counts(xp, dev, t.ravel(), p.ravel(), None if w is None else w.ravel(), self._sorted)
+        _add_counts(xp, self.accumulator, c[self._which], dev, outside)
 
     def result(self):
-        a = self.accumulator.numpy()
-        return self._out(a[0] if len(self.thresholds) == 1 else a)
+        a = backend_array(self.accumulator)
+        return self._result(a[0] if len(self.thresholds) == 1 else a,
+                            device_of(self.accumulator))
 
     def get_config(self):
         return {**super().get_config(), "thresholds": self.init_thresholds}
@@ -155,23 +200,26 @@ class _PrecisionRecall(Metric):
         self.top_k = top_k
         self.class_id = class_id
         self.thresholds = _thresholds(who, thresholds, 0.5 if top_k is None else _NEG_INF)
+        self._sorted = _Thresholds(self.thresholds)
         n = len(self.thresholds)
         self.true_positives = self.add_weight("true_positives", shape=(n,))
         setattr(self, self._second, self.add_weight(self._second, shape=(n,)))
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        t, p, w = _prepare(self.name, y_true, y_pred, sample_weight, top_k=self.top_k,
-                           class_id=self.class_id)
-        tp, fp, _, fn = _counts(t.ravel(), p.ravel(), None if w is None else w.ravel(),
-                                self.thresholds)
-        self.true_positives.assign_add(tp.astype(self.true_positives.dtype))
-        other = getattr(self, self._second)
-        other.assign_add((fp if self._second == "false_positives" else fn).astype(other.dtype))
+        t, p, w, dev, xp, outside = _prepare(
+            self.name, y_true, y_pred, sample_weight, device_of(self.true_positives),
+            top_k=self.top_k, class_id=self.class_id)
+        tp, fp, _, fn = _counts(xp, dev, t.ravel(), p.ravel(),
+                                None if w is None else w.ravel(), self._sorted)
+        _add_counts(xp, self.true_positives, tp, dev, outside)
+        _add_counts(xp, getattr(self, self._second),
+                    fp if self._second == "false_positives" else fn, dev, outside)
 
     def result(self):
-        tp = self.true_positives.numpy()
-        r = div_no_nan(tp, tp + getattr(self, self._second).numpy())
-        return self._out(r[0] if len(self.thresholds) == 1 else r)
+        dev = device_of(self.true_positives)
+        tp = backend_array(self.true_positives)
+        r = div_no_nan(tp, tp + backend_array(getattr(self, self._second)), array_module(dev))
+        return self._result(r[0] if len(self.thresholds) == 1 else r, dev)
 
     def get_config(self):
         return {**super().get_config(), "thresholds": self.init_thresholds, "top_k": self.top_k,
@@ -229,6 +277,7 @@ class AUC(Metric):
             inner = [(i + 1) / (n - 1) for i in range(n - 2)]
         self._inner = inner
         self.thresholds = [0.0 - _EPSILON] + list(inner) + [1.0 + _EPSILON]
+        self._sorted = _Thresholds(self.thresholds)
         self._explicit_thresholds = thresholds is not None
         self.multi_label = bool(multi_label)
         self.from_logits = bool(from_logits)
@@ -255,77 +304,93 @@ class AUC(Metric):
         self._built = True
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        p = values_of(y_pred)
-        if self.from_logits:
-            p = 1.0 / (1.0 + _np.exp(-_np.asarray(p, dtype=_np.float64)))
-        t, p, w = _prepare(self.name, y_true, p, sample_weight)
+        state_dev = device_of(self.true_positives) if self._built else None
+        t, p, w, dev, xp, outside = _prepare(self.name, y_true, y_pred, sample_weight, state_dev,
+                                             transform=_sigmoid if self.from_logits else None)
         if self.multi_label:
             if p.ndim < 2:
                 raise ValueError(f"{self.name}: multi_label needs predictions of shape "
                                  f"(batch, ..., labels), got {p.shape}")
             n_labels = p.shape[-1]
             if not self._built:
-                self._build(n_labels)
+                with tnp.default_device(dev):     # the state lives where the data does
+                    self._build(n_labels)
             elif self.num_labels != n_labels:
                 raise ValueError(f"{self.name}: built for {self.num_labels} labels, got "
                                  f"predictions of shape {p.shape}")
             t2, p2 = t.reshape(-1, n_labels), p.reshape(-1, n_labels)
             w2 = None if w is None else w.reshape(-1, n_labels)
-            counts = _counts(t2, p2, w2, self.thresholds)
+            counts = _counts(xp, dev, t2, p2, w2, self._sorted)
         else:
             if self.label_weights is not None:
-                lw = broadcast_weights(self.name, self.label_weights, p.shape, _np.float64) \
-                    if p.ndim else self.label_weights
+                # one weight per label (the last axis), as Keras broadcasts them
+                lw = self._label_weights_on(dev)
+                try:
+                    lw = xp.broadcast_to(lw, p.shape)
+                except ValueError:
+                    raise ValueError(f"{self.name}: label_weights of shape {lw.shape} do not "
+                                     f"match predictions of shape {p.shape} (expected one "
+                                     f"weight per label, the last axis)") from None
                 w = lw if w is None else w * lw
-            counts = _counts(t.ravel(), p.ravel(), None if w is None else w.ravel(),
-                             self.thresholds)
+            counts = _counts(xp, dev, t.ravel(), p.ravel(), None if w is None else w.ravel(),
+                             self._sorted)
         for v, c in zip((self.true_positives, self.false_positives, self.true_negatives,
                          self.false_negatives), counts):
-            v.assign_add(c.astype(v.dtype))
+            _add_counts(xp, v, c, dev, outside)
 
-    def _pr_interpolated(self, tp, fp, fn):
+    def _label_weights_on(self, device):
+        """``label_weights`` as a backend array on ``device`` (copied there once)."""
+        got = self.__dict__.get("_lw_on")
+        if got is None or got[0] is not device:
+            got = self._lw_on = (device, backend_on(self.label_weights, device))
+        return got[1]
+
+    @staticmethod
+    def _pr_interpolated(xp, tp, fp, fn):
         # Between adjacent thresholds precision is interpolated as a function of the number of
         # predicted positives (Davis & Goadrich 2006); the area of each piece has a closed form.
         p = tp + fp
         dtp = tp[:-1] - tp[1:]
         dp = p[:-1] - p[1:]
-        slope = div_no_nan(dtp, _np.maximum(dp, 0))
+        slope = div_no_nan(dtp, xp.maximum(dp, 0), xp)
         intercept = tp[1:] - slope * p[1:]
         both = (p[:-1] > 0) & (p[1:] > 0)
-        ratio = _np.where(both, div_no_nan(p[:-1], _np.maximum(p[1:], 0)), 1.0)
+        ratio = xp.where(both, div_no_nan(p[:-1], xp.maximum(p[1:], 0), xp), 1.0)
         with _np.errstate(divide="ignore"):
-            log_ratio = _np.log(_np.where(ratio > 0, ratio, 1.0))
-        return div_no_nan(slope * (dtp + intercept * log_ratio), _np.maximum(tp[1:] + fn[1:], 0))
+            log_ratio = xp.log(xp.where(ratio > 0, ratio, 1.0))
+        return div_no_nan(slope * (dtp + intercept * log_ratio), xp.maximum(tp[1:] + fn[1:], 0),
+                          xp)
 
     def result(self):
         if not self._built:
             return self._out(0.0)
-        tp = self.true_positives.numpy().astype(_np.float64)
-        fp = self.false_positives.numpy().astype(_np.float64)
-        tn = self.true_negatives.numpy().astype(_np.float64)
-        fn = self.false_negatives.numpy().astype(_np.float64)
+        dev = device_of(self.true_positives)
+        xp = array_module(dev)
+        tp, fp, tn, fn = (backend_array(v).astype(_np.float64) for v in (
+            self.true_positives, self.false_positives, self.true_negatives,
+            self.false_negatives))
         if self.curve == "PR" and self.summation_method == "interpolation":
-            pieces = self._pr_interpolated(tp, fp, fn)
+            pieces = self._pr_interpolated(xp, tp, fp, fn)
         else:
-            recall = div_no_nan(tp, tp + fn)
+            recall = div_no_nan(tp, tp + fn, xp)
             if self.curve == "ROC":
-                x, y = div_no_nan(fp, fp + tn), recall
+                x, y = div_no_nan(fp, fp + tn, xp), recall
             else:
-                x, y = recall, div_no_nan(tp, tp + fp)
+                x, y = recall, div_no_nan(tp, tp + fp, xp)
             if self.summation_method == "interpolation":
                 h = (y[:-1] + y[1:]) / 2
             elif self.summation_method == "minoring":
-                h = _np.minimum(y[:-1], y[1:])
+                h = xp.minimum(y[:-1], y[1:])
             else:
-                h = _np.maximum(y[:-1], y[1:])
+                h = xp.maximum(y[:-1], y[1:])
             pieces = (x[:-1] - x[1:]) * h
         if self.multi_label:
             by_label = pieces.sum(axis=0)
             if self.label_weights is None:
-                return self._out(by_label.mean())
-            return self._out(div_no_nan(_np.sum(by_label * self.label_weights),
-                                        _np.sum(self.label_weights)))
-        return self._out(pieces.sum())
+                return self._result(by_label.mean(), dev)
+            lw = self._label_weights_on(dev)
+            return self._result(div_no_nan(xp.sum(by_label * lw), xp.sum(lw), xp), dev)
+        return self._result(pieces.sum(), dev)
 
     def get_config(self):
         return {**super().get_config(), "num_thresholds": self.num_thresholds,
@@ -355,38 +420,54 @@ class MeanIoU(Metric):
                                         dtype="float64")
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        t, p = values_of(y_true), values_of(y_pred)
+        dev = input_device(y_pred, y_true, sample_weight, default=device_of(self.total_cm))
+        xp = array_module(dev)
+        t, p = backend_on(y_true, dev), backend_on(y_pred, dev)
         if not self.sparse_y_pred:
-            p = _np.argmax(p, axis=self.axis)
+            p = xp.argmax(p, axis=self.axis)
         if not self.sparse_y_true:
-            t = _np.argmax(t, axis=self.axis)
+            t = xp.argmax(t, axis=self.axis)
         if t.size != p.size:
             raise ValueError(f"{self.name}: y_true of shape {t.shape} and y_pred of shape "
                              f"{p.shape} have different numbers of entries")
         w = None
         if sample_weight is not None:
-            w = _np.asarray(values_of(sample_weight), dtype=_np.float64)
-            w = _np.broadcast_to(w, p.shape) if w.size != p.size else w
+            w = backend_on(sample_weight, dev).astype(_np.float64)
+            w = xp.broadcast_to(w, p.shape) if w.size != p.size else w
             w = w.ravel()
         t, p = t.ravel().astype(_np.int64), p.ravel().astype(_np.int64)
+        keep = None
         if self.ignore_class is not None:
+            # ignored entries weigh 0 (no selection: its size would need a host read)
             keep = t != self.ignore_class
-            t, p = t[keep], p[keep]
-            w = None if w is None else w[keep]
+            w = keep.astype(_np.float64) if w is None else xp.where(keep, w, 0.0)
         n = self.num_classes
         bad = (t < 0) | (t >= n) | (p < 0) | (p >= n)
-        if bad.any():
-            raise ValueError(f"{self.name}: class ids must be in [0, {n}), got "
-                             f"y_true in [{t.min()}, {t.max()}], y_pred in [{p.min()}, {p.max()}]")
-        cm = _np.bincount(t * n + p, weights=w, minlength=n * n).reshape(n, n)
-        self.total_cm.assign_add(cm.astype(_np.float64))
+        if keep is not None:
+            bad &= keep
+        any_bad = None
+        if reads_free(xp):
+            if bad.any():
+                tk, pk = (t, p) if keep is None else (t[keep], p[keep])
+                raise ValueError(f"{self.name}: class ids must be in [0, {n}), got y_true in "
+                                 f"[{tk.min()}, {tk.max()}], y_pred in [{pk.min()}, {pk.max()}]")
+        else:
+            # on a device an id outside the classes makes the matrix NaN (no host read)
+            any_bad = xp.any(bad)
+            t, p = xp.where(bad, 0, t), xp.where(bad, 0, p)
+        if keep is not None:
+            t, p = xp.where(keep, t, 0), xp.where(keep, p, 0)
+        cm = xp.bincount(t * n + p, weights=w, minlength=n * n).reshape(n, n)
+        _add_counts(xp, self.total_cm, cm.astype(_np.float64), dev, any_bad)
 
     def result(self):
-        cm = self.total_cm.numpy()
-        tp = _np.diag(cm)
+        dev = device_of(self.total_cm)
+        xp = array_module(dev)
+        cm = backend_array(self.total_cm)
+        tp = xp.diag(cm)
         denom = cm.sum(axis=0) + cm.sum(axis=1) - tp
-        valid = _np.count_nonzero(denom)
-        return self._out(div_no_nan(_np.sum(div_no_nan(tp, denom)), valid))
+        valid = xp.count_nonzero(denom)
+        return self._result(div_no_nan(xp.sum(div_no_nan(tp, denom, xp)), valid, xp), dev)
 
     def get_config(self):
         return {**super().get_config(), "num_classes": self.num_classes,

@@ -41,7 +41,6 @@ variable (a checkpoint restore, a callback assigning the rate), which its versio
 """
 from __future__ import annotations
 
-import math
 import numbers
 import threading
 
@@ -227,7 +226,8 @@ class Optimizer:
             # a restored or assigned value is used as it is
             return self._lr_float if v == self._lr_float_f32 else v
         if isinstance(self._lr_fn, _schedules.LearningRateSchedule):
-            return float(_np.asarray(self._lr_fn(self._steps_taken())))
+            # from the host-side step count: no device array is made or read per step
+            return self._lr_fn._host_rate(self._steps_taken())
         return float(_np.asarray(self._lr_fn()))
 
     def _current_learning_rate(self):
@@ -412,21 +412,38 @@ class Optimizer:
             c = self.clipvalue
             pairs = [(wrap(_xp_of(v).clip(_backend(g), -c, c), _device_of(v)), v)
                      for g, v in pairs]
+        # norms and scales stay on the gradients' device (0-d arrays): no host read per
+        # variable; a gradient that needs no clipping is multiplied by exactly 1
         if self.clipnorm is not None:
             c = self.clipnorm
             out = []
             for g, v in pairs:
                 a = _backend(g)
-                n = _norm(a)
-                out.append((wrap(a * (c / n), _device_of(v)), v) if n > c else (g, v))
+                xp = _xp_of(g)
+                n = _norm(xp, a)
+                clip = n > c
+                scale = xp.where(clip, c / xp.where(clip, n, 1.0), 1.0)
+                out.append((wrap(a * scale.astype(a.dtype), _device_of(v)), v))
             pairs = out
-        if self.global_clipnorm is not None:
+        if self.global_clipnorm is not None and pairs:
             c = self.global_clipnorm
-            gn = math.sqrt(sum(_norm(_backend(g)) ** 2 for g, _ in pairs))
-            if not math.isfinite(gn):       # as tf.clip_by_global_norm: all NaN
-                pairs = [(wrap(_backend(g) * float("nan"), _device_of(v)), v) for g, v in pairs]
-            elif gn > c:
-                pairs = [(wrap(_backend(g) * (c / gn), _device_of(v)), v) for g, v in pairs]
+            dev = _device_of(pairs[0][0])
+            xp = _xp_of(dev)
+            total = None
+            for g, _ in pairs:          # the squared norms summed in order, in float64
+                n = _on(_norm(_xp_of(g), _backend(g)), _device_of(g), dev)
+                total = n * n if total is None else total + n * n
+            gn = xp.sqrt(total)
+            clip = gn > c
+            # as tf.clip_by_global_norm: a non-finite global norm makes every gradient NaN
+            scale = xp.where(xp.isfinite(gn), xp.where(clip, c / xp.where(clip, gn, 1.0), 1.0),
+                             _np.nan)
+            out = []
+            for g, v in pairs:
+                a = _backend(g)
+                s = _on(scale, dev, _device_of(g)).astype(a.dtype)
+                out.append((wrap(a * s, _device_of(v)), v))
+            pairs = out
         for fn in self.gradient_transformers:
             pairs = list(fn(pairs))
         return pairs
@@ -565,10 +582,15 @@ class Optimizer:
         return f"<tt.optimizers.{type(self).__name__} '{self._name}'>"
 
 
-def _norm(a):
-    """L2 norm of a backend array, as a Python float."""
-    xp = _np if isinstance(a, _np.ndarray) else __import__("cupy")
+def _on(a, device, to):
+    """Backend array ``a`` of ``device`` on device ``to`` (a copy only when they differ)."""
+    return a if device is to else _backend(wrap(a, device).to_device(to))
+
+
+def _norm(xp, a):
+    """L2 norm of backend array ``a`` of module ``xp``, a 0-d float64 array on its device (the
+    dot product in ``a``'s precision, at least float32)."""
     f = a.reshape(-1)
     if f.dtype.kind != "c" and f.dtype.itemsize < 4:   # float16/bfloat16: sum in float32
         f = f.astype(_np.float32)
-    return math.sqrt(float(abs(xp.vdot(f, f))))
+    return xp.sqrt(xp.asarray(xp.abs(xp.vdot(f, f)), dtype=_np.float64))

@@ -3,6 +3,10 @@
 A schedule is called with the optimizer's step (its ``iterations`` before the update: 0 for the
 first update) and returns the learning rate as a 0-d float32 tnp array (Keras computes in
 float32 too); the formulas are evaluated in float64 and rounded once at the end.
+
+An optimizer asks the built-in schedules for the rate as a Python float computed from its
+host-side step count (:meth:`LearningRateSchedule._host_rate`): no array is made on, or read
+back from, a device per step. A schedule of the user's is called and its value read.
 """
 from __future__ import annotations
 
@@ -39,6 +43,15 @@ class LearningRateSchedule:
     def __call__(self, step):
         raise NotImplementedError(f"{type(self).__name__} must implement __call__(step)")
 
+    def _host_rate(self, step):
+        """The rate at ``step`` (a Python int) as a Python float: the value ``__call__`` gives,
+        computed on the host by the built-in formulas (unless a subclass overrides
+        ``__call__``), else read back from what ``__call__`` returns."""
+        if type(self).__call__ is _Formula.__call__:
+            return float(_np.float32(self._rate(float(step))))
+        r = self(step)
+        return float(_np.asarray(_backend(r) if _is_tnp(r) else r))
+
     def get_config(self):
         raise NotImplementedError(f"{type(self).__name__} must implement get_config()")
 
@@ -51,6 +64,16 @@ class LearningRateSchedule:
         return f"{type(self).__name__}({args})"
 
 
+class _Formula(LearningRateSchedule):
+    """A schedule given by ``_rate(step)``: a float64 formula of the step as a float."""
+
+    def __call__(self, step):
+        return _out(self._rate(_step(step)))
+
+    def _rate(self, s):
+        raise NotImplementedError(f"{type(self).__name__} must implement _rate(step)")
+
+
 def _positive(cls, **kw):
     for k, v in kw.items():
         if not isinstance(v, (int, float, _np.integer, _np.floating)) or isinstance(v, bool):
@@ -59,7 +82,7 @@ def _positive(cls, **kw):
             raise ValueError(f"{cls}: {k} must be > 0, got {v}")
 
 
-class ExponentialDecay(LearningRateSchedule):
+class ExponentialDecay(_Formula):
     """Mirrors ``ExponentialDecay(initial_learning_rate, decay_steps, decay_rate,
     staircase=False, name=None)``: ``lr0 * decay_rate ** (step / decay_steps)`` (the exponent
     floored when ``staircase``)."""
@@ -72,18 +95,18 @@ class ExponentialDecay(LearningRateSchedule):
         self.staircase = staircase
         self.name = name
 
-    def __call__(self, step):
-        p = _step(step) / self.decay_steps
+    def _rate(self, s):
+        p = s / self.decay_steps
         if self.staircase:
             p = math.floor(p)
-        return _out(float(self.initial_learning_rate) * float(self.decay_rate) ** p)
+        return float(self.initial_learning_rate) * float(self.decay_rate) ** p
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
                 "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
 
 
-class PiecewiseConstantDecay(LearningRateSchedule):
+class PiecewiseConstantDecay(_Formula):
     """Mirrors ``PiecewiseConstantDecay(boundaries, values, name=None)``: ``values[0]`` while
     ``step <= boundaries[0]``, ``values[i]`` while ``boundaries[i-1] < step <= boundaries[i]``,
     ``values[-1]`` after the last boundary."""
@@ -99,18 +122,17 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         self.values = values
         self.name = name
 
-    def __call__(self, step):
-        s = _step(step)
+    def _rate(self, s):
         for b, v in zip(self.boundaries, self.values):
             if s <= b:
-                return _out(v)
-        return _out(self.values[-1])
+                return v
+        return self.values[-1]
 
     def get_config(self):
         return {"boundaries": list(self.boundaries), "values": list(self.values), "name": self.name}
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_Formula):
     """Mirrors ``InverseTimeDecay(initial_learning_rate, decay_steps, decay_rate,
     staircase=False, name=None)``: ``lr0 / (1 + decay_rate * step / decay_steps)`` (the ratio
     floored when ``staircase``)."""
@@ -123,18 +145,18 @@ class InverseTimeDecay(LearningRateSchedule):
         self.staircase = staircase
         self.name = name
 
-    def __call__(self, step):
-        p = _step(step) / self.decay_steps
+    def _rate(self, s):
+        p = s / self.decay_steps
         if self.staircase:
             p = math.floor(p)
-        return _out(float(self.initial_learning_rate) / (1.0 + float(self.decay_rate) * p))
+        return float(self.initial_learning_rate) / (1.0 + float(self.decay_rate) * p)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
                 "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
 
 
-class PolynomialDecay(LearningRateSchedule):
+class PolynomialDecay(_Formula):
     """Mirrors ``PolynomialDecay(initial_learning_rate, decay_steps, end_learning_rate=0.0001,
     power=1.0, cycle=False, name=None)``: ``(lr0 - end) * (1 - s / D) ** power + end`` with
     ``s = min(step, decay_steps)``, ``D = decay_steps``; with ``cycle``, ``s = step`` and
@@ -150,15 +172,14 @@ class PolynomialDecay(LearningRateSchedule):
         self.cycle = cycle
         self.name = name
 
-    def __call__(self, step):
-        s = _step(step)
+    def _rate(self, s):
         d = float(self.decay_steps)
         if self.cycle:
             d = d * (1.0 if s == 0 else math.ceil(s / d))
         else:
             s = min(s, d)
         lr0, end = float(self.initial_learning_rate), float(self.end_learning_rate)
-        return _out((lr0 - end) * (1.0 - s / d) ** float(self.power) + end)
+        return (lr0 - end) * (1.0 - s / d) ** float(self.power) + end
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
@@ -166,7 +187,7 @@ class PolynomialDecay(LearningRateSchedule):
                 "cycle": self.cycle, "name": self.name}
 
 
-class CosineDecay(LearningRateSchedule):
+class CosineDecay(_Formula):
     """Mirrors ``CosineDecay(initial_learning_rate, decay_steps, alpha=0.0, name=None)`` (TF 2.4)
     with Keras 3's optional linear warmup (``warmup_target=None, warmup_steps=0``).
 
@@ -191,16 +212,15 @@ class CosineDecay(LearningRateSchedule):
         cosine = 0.5 * (1.0 + math.cos(math.pi * s / float(self.decay_steps)))
         return lr * ((1.0 - self.alpha) * cosine + self.alpha)
 
-    def __call__(self, step):
-        s = _step(step)
+    def _rate(self, s):
         lr0, d = float(self.initial_learning_rate), float(self.decay_steps)
         if self.warmup_target is None:
-            return _out(self._decay(min(s, d), lr0))
+            return self._decay(min(s, d), lr0)
         target, warm = float(self.warmup_target), float(self.warmup_steps)
         s = min(s, d + warm)
         if s < warm:
-            return _out((target - lr0) * (s / warm) + lr0)
-        return _out(self._decay(s - warm, target))
+            return (target - lr0) * (s / warm) + lr0
+        return self._decay(s - warm, target)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
@@ -208,7 +228,7 @@ class CosineDecay(LearningRateSchedule):
                 "warmup_steps": self.warmup_steps}
 
 
-class CosineDecayRestarts(LearningRateSchedule):
+class CosineDecayRestarts(_Formula):
     """Mirrors ``CosineDecayRestarts(initial_learning_rate, first_decay_steps, t_mul=2.0,
     m_mul=1.0, alpha=0.0, name=None)`` (SGDR): period ``i`` lasts ``first_decay_steps *
     t_mul**i`` steps and starts at ``lr0 * m_mul**i``; within a period the rate follows
@@ -224,8 +244,8 @@ class CosineDecayRestarts(LearningRateSchedule):
         self.alpha = alpha
         self.name = name
 
-    def __call__(self, step):
-        f = _step(step) / float(self.first_decay_steps)
+    def _rate(self, s):
+        f = s / float(self.first_decay_steps)
         t_mul = float(self._t_mul)
         if t_mul == 1.0:
             i = math.floor(f)
@@ -242,7 +262,7 @@ class CosineDecayRestarts(LearningRateSchedule):
                 i -= 1
             f = (f - start(i)) / t_mul ** i
         cosine = 0.5 * float(self._m_mul) ** i * (1.0 + math.cos(math.pi * f))
-        return _out(float(self.initial_learning_rate) * ((1.0 - self.alpha) * cosine + self.alpha))
+        return float(self.initial_learning_rate) * ((1.0 - self.alpha) * cosine + self.alpha)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,

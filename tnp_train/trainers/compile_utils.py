@@ -4,6 +4,7 @@ accuracy the shapes call for, as Keras does), give targets the rank and dtype of
 predictions, weight the per-output losses, and keep the running means ``fit`` reports."""
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as _np
@@ -264,6 +265,14 @@ class MetricsContainer:
         return metric
 
     def build(self, y_true, y_pred):
+        on = [p.device for p in _align(y_pred, self.output_names, "predictions")
+              if isinstance(p, tnp.ndarray)]
+        # the metrics made here (from names, or copies per output) keep their state on the
+        # predictions' device: updating them then copies nothing between devices per batch
+        with tnp.default_device(on[0]) if on else contextlib.nullcontext():
+            self._build(y_true, y_pred)
+
+    def _build(self, y_true, y_pred):
         ys_true = _align(y_true, self.output_names)
         ys_pred = _align(y_pred, self.output_names, "predictions")
         plain = self._specs_per_output(self._spec)
