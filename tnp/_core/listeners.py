@@ -37,7 +37,13 @@ PASS = _Pass()   # returned by the hook when the operation should just run its b
 
 _entries: tuple = ()        # (handle, before, after, error), in registration order
 _lock = threading.Lock()
-_local = threading.local()
+
+
+class _Local(threading.local):
+    inside = False          # per thread: an operation is being reported (or reporting is off)
+
+
+_local = _Local()
 
 
 class OpListenerHandle:
@@ -116,7 +122,7 @@ class reporting_suspended:
     __slots__ = ("_was",)
 
     def __enter__(self):
-        self._was = getattr(_local, "inside", False)
+        self._was = _local.inside
         _local.inside = True
         return self
 
@@ -130,11 +136,24 @@ def _report(name, args, kwargs, fn, fargs=None, fkwargs=None):
     ``fkwargs``: how to call ``fn`` when the reported arguments differ from its own
     (``x.reshape(2, 3)`` is reported as ``('reshape', (x, (2, 3)))``)."""
     loc = _local
-    if getattr(loc, "inside", False):
+    if loc.inside:
         return PASS
     entries = _entries
     loc.inside = True
     try:
+        if len(entries) == 1:      # the common case (a tape alone): no token list
+            _, before, after, error = entries[0]
+            tok = before(name, args, kwargs) if before is not None else None
+            try:
+                r = fn(*(args if fargs is None else fargs),
+                       **(kwargs if fkwargs is None else fkwargs))
+            except BaseException as exc:
+                if error is not None:
+                    error(tok, name, args, kwargs, exc)
+                raise
+            if after is not None:
+                after(tok, name, args, kwargs, r)
+            return r
         tokens = []
         try:
             for e in entries:

@@ -39,10 +39,20 @@ def _arr(x):
     return x if isinstance(x, tnp.ndarray) else tnp.asarray(x)
 
 
+_FLOATING: dict = {}
+
+
 def is_floating(dtype):
     """Whether ``dtype`` is a real floating dtype (bfloat16, whose NumPy kind is "V", included)."""
-    dtype = _np.dtype(dtype)
-    return dtype.kind == "f" or dtype.name == "bfloat16"
+    r = _FLOATING.get(dtype)
+    if r is None:
+        d = _np.dtype(dtype)
+        r = d.kind == "f" or d.name == "bfloat16"
+        try:
+            _FLOATING[dtype] = r
+        except TypeError:     # an unhashable dtype-like
+            pass
+    return r
 
 
 def _device(x):

@@ -196,7 +196,13 @@ class CallbackList:
         # A batch's logs stay on the device unless a callback reads them (Keras's
         # ``_call_batch_hook_helper``); then they are read once, for every callback.
         logs = {} if logs is None else logs
-        if any(_reads_batch_logs(cb, hook) for cb in self.callbacks):
+        # which callbacks read batch logs is asked once per hook and list of callbacks
+        key = (hook, len(self.callbacks))
+        reads = self.__dict__.setdefault("_reads_cache", {}).get(key)
+        if reads is None:
+            reads = self._reads_cache[key] = any(_reads_batch_logs(cb, hook)
+                                                 for cb in self.callbacks)
+        if reads:
             python_logs(logs)
         for cb in self.callbacks:
             getattr(cb, hook)(batch, logs=logs)

@@ -36,17 +36,22 @@ def div_no_nan(a, b, xp=_np):
     module ``xp``."""
     a = xp.asarray(a, dtype=_np.float64)
     b = xp.asarray(b, dtype=_np.float64)
-    with _np.errstate(divide="ignore", invalid="ignore"):
-        return xp.where(b == 0, 0.0, a / xp.where(b == 0, 1.0, b))
+    zero = b == 0
+    # the denominator is never 0 where the quotient is kept, so no warning state is needed
+    return xp.where(zero, 0.0, a / xp.where(zero, 1.0, b))
 
 
 def accumulate(var, a, device):
     """``var += a`` for a backend array ``a`` on ``device``, cast to ``var``'s dtype; moved to
     ``var``'s device first when that is another one (a state made elsewhere)."""
-    x = wrap(a.astype(var.dtype, copy=False), device)
-    if device_of(var) is not device:
-        x = x.to_device(device_of(var))
-    var.assign_add(x)
+    if device_of(var) is device:     # the common case, once per state variable and batch
+        var.update(_add_in_place, a.astype(var.dtype, copy=False))
+        return
+    var.assign_add(wrap(a.astype(var.dtype, copy=False), device).to_device(device_of(var)))
+
+
+def _add_in_place(v, x):
+    v += x
 
 
 def _locked(fn):
