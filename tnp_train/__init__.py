@@ -23,10 +23,12 @@ regularizers = _Lazy("tnp_train.regularizers")
 callbacks = _Lazy("tnp_train.callbacks")
 data = _Lazy("tnp_train.data")
 train = _Lazy("tnp_train.train")
+nn = _Lazy("tnp_train.nn")
+distribute = _Lazy("tnp_train.distribute")
 
 __version__ = "0.1.0"
 __all__ = ["GradientTape", "Variable", "VariableAggregation", "VariableSynchronization",
            "variable_creator_scope",
            "custom_gradient", "stop_gradient", "Input", "Model", "Sequential", "activations", "backend",
-           "callbacks", "data", "initializers", "layers", "losses", "metrics", "mixed_precision",
-           "models", "optimizers", "regularizers", "train", "utils"]
+           "callbacks", "data", "distribute", "initializers", "layers", "losses", "metrics", "mixed_precision",
+           "models", "nn", "optimizers", "regularizers", "train", "utils"]

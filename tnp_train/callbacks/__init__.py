@@ -20,4 +20,9 @@ from .backup import BackupAndRestore
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "ModelCheckpoint",
            "EarlyStopping", "ReduceLROnPlateau", "LearningRateScheduler", "CSVLogger",
-           "TerminateOnNaN", "LambdaCallback", "TensorBoard", "BackupAndRestore"]
+           "TerminateOnNaN", "LambdaCallback", "TensorBoard", "BackupAndRestore", "experimental"]
+
+
+class experimental:   # noqa: N801 - TF 2.4's namespace ``tf.keras.callbacks.experimental``
+    """``tt.callbacks.experimental``: TF 2.4's spelling of ``BackupAndRestore``."""
+    BackupAndRestore = BackupAndRestore

@@ -82,6 +82,20 @@ def format_logs(logs, exclude=()):
                       if k not in exclude and not k.startswith("_"))
 
 
+def is_chief(model):
+    """Whether this worker writes files and prints progress: worker 0 under a multi-worker
+    strategy (TF's chief), always without one."""
+    from ..trainers.distributed import is_chief as chief  # callbacks sit beside the trainers
+    return chief(model)
+
+
+def chief_only(model):
+    """``with chief_only(model) as writes:`` a block whose writes only the chief makes (the
+    other workers skip them; nothing in the block may wait for them)."""
+    from ..trainers.distributed import chief_only as block
+    return block(model)
+
+
 def _optimizer(model, owner):
     opt = getattr(model, "optimizer", None)
     if opt is None or not hasattr(opt, "learning_rate"):
@@ -104,3 +118,9 @@ def set_lr(model, value, owner):
     """Set the rate through the optimizer's ``learning_rate`` attribute (the optimizer's
     setter rejects a float when it was built with a schedule)."""
     _optimizer(model, owner).learning_rate = float(value)
+
+
+def wait_for_chief(model):
+    """Every worker waits until the chief finished its write (see trainers.distributed)."""
+    from ..trainers.distributed import wait_for_chief as wait   # trainers sit beside callbacks
+    wait(model)

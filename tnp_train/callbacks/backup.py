@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 
+from ._util import chief_only, wait_for_chief
 from .base import Callback
 
 __all__ = ["BackupAndRestore"]
@@ -62,7 +63,10 @@ class BackupAndRestore(Callback):
     start (same shuffling) and asks ``fit`` to skip the batches already done through
     ``model._initial_step_from_backup``.
 
-    ``backup_dir`` must be used by this callback only, and by one process at a time.
+    ``backup_dir`` must be used by this callback only, and by one job at a time. Under a
+    multi-worker strategy (TF 2.4's multi-worker BackupAndRestore) the chief (worker 0) writes
+    and deletes the backup and every worker restores from it, so a relaunched job resumes on
+    every worker at the same epoch with the same state.
     """
 
     _supports_tf_logs = True     # never looks at the logs
@@ -114,7 +118,10 @@ class BackupAndRestore(Callback):
             self._has_rng.assign(np.int64(1))
         else:
             self._has_rng.assign(np.int64(0))
-        self._manager.save()
+        with chief_only(self.model) as writes:
+            if writes:
+                self._manager.save()
+        wait_for_chief(self.model)   # no worker runs ahead of (and aborts) the chief's write
 
     # ------------------------------------------------------------------ hooks
     def on_train_begin(self, logs=None):
@@ -153,7 +160,9 @@ class BackupAndRestore(Callback):
 
     def on_train_end(self, logs=None):
         if self.delete_checkpoint and self._manager is not None:
-            self._delete_backup()
+            with chief_only(self.model) as writes:
+                if writes:
+                    self._delete_backup()
         self._manager = None
 
     def _delete_backup(self):

@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 
+from ._util import is_chief
 from .base import Callback
 
 __all__ = ["CSVLogger"]
@@ -45,6 +46,8 @@ class CSVLogger(Callback):
         self.csv_file = None
 
     def on_train_begin(self, logs=None):
+        if not is_chief(self.model):
+            return                         # the chief writes the job's logs
         if self.append:
             if os.path.exists(self.filename):
                 with open(self.filename, newline="") as f:
@@ -58,6 +61,8 @@ class CSVLogger(Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs or {}
+        if not is_chief(self.model):
+            return
         if self.csv_file is None:          # used without on_train_begin: open as fit would
             self.on_train_begin()
         if self.keys is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 
-from ._util import echo, missing_monitor, python_logs, resolve_mode, to_float
+from ._util import chief_only, echo, missing_monitor, python_logs, resolve_mode, to_float
 from .base import Callback
 
 __all__ = ["ModelCheckpoint"]
@@ -88,25 +88,36 @@ class ModelCheckpoint(Callback):
                            f'{sorted(fields)})') from e
 
     def _save(self, epoch, batch, logs):
+        # every worker decides (the logs are the job's, so the decisions agree); only the
+        # chief writes and prints
+        with chief_only(self.model) as writes:
+            self._save_on(writes, epoch, batch, logs)
+
+    def _save_on(self, writes, epoch, batch, logs):
         logs = python_logs(logs)
         path = self._file_path(epoch, batch, logs)
+        verbose = self.verbose > 0 and writes
         if self.save_best_only:
             current = logs.get(self.monitor)
             if current is None:
-                missing_monitor("ModelCheckpoint", self.monitor, logs, "saving the best model")
+                if writes:
+                    missing_monitor("ModelCheckpoint", self.monitor, logs,
+                                    "saving the best model")
                 return
             current = to_float(current)
             if not self._better(current, self.best):
-                if self.verbose > 0:
+                if verbose:
                     echo(f"\nEpoch {epoch + 1:05d}: {self.monitor} did not improve from "
                          f"{self.best:0.5f}")
                 return
-            if self.verbose > 0:
+            if verbose:
                 echo(f"\nEpoch {epoch + 1:05d}: {self.monitor} improved from {self.best:0.5f} "
                      f"to {current:0.5f}, saving model to {path}")
             self.best = current
-        elif self.verbose > 0:
+        elif verbose:
             echo(f"\nEpoch {epoch + 1:05d}: saving model to {path}")
+        if not writes:
+            return
         parent = os.path.dirname(path)
         if parent:
             os.makedirs(parent, exist_ok=True)

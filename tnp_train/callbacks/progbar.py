@@ -17,7 +17,7 @@ import math
 import sys
 import time
 
-from ._util import echo, format_logs, python_logs
+from ._util import echo, format_logs, is_chief, python_logs
 from .base import Callback
 
 try:
@@ -50,7 +50,8 @@ class ProgbarLogger(Callback):
     ``count_mode="samples"`` the bar counts ``logs["size"]`` per batch against
     ``params["samples"]`` when those are given, and steps otherwise. ``stateful_metrics`` is
     accepted for compatibility: every value the model reports is already the running value of
-    the epoch, so each is shown as it is.
+    the epoch, so each is shown as it is. Under a multi-worker strategy only the chief (worker
+    0) draws: the values are the job's, the same on every worker.
     """
 
     _supports_tf_logs = True     # reads the device values itself, only when it redraws
@@ -79,6 +80,15 @@ class ProgbarLogger(Callback):
         self.epochs = params.get("epochs") or 1
         self._counts_samples = not self.use_steps and params.get("samples") is not None
         self.target = params.get("samples") if self._counts_samples else params.get("steps")
+        self._quiet_off_chief()
+
+    def set_model(self, model):
+        super().set_model(model)
+        self._quiet_off_chief()
+
+    def _quiet_off_chief(self):
+        if self.model is not None and not is_chief(self.model):
+            self.verbose = 0
 
     # ------------------------------------------------------------------ the bar
     def _begin(self, desc):

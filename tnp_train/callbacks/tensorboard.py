@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from ._util import to_float, warn
+from ._util import is_chief, to_float, warn
 from .base import Callback
 
 __all__ = ["TensorBoard"]
@@ -92,6 +92,8 @@ class TensorBoard(Callback):
         return self._writers[run]
 
     def _scalars(self, run, prefix, logs, step):
+        if not is_chief(self.model):
+            return None            # the chief writes the job's summaries
         writer = None
         for key, value in logs.items():
             try:
@@ -121,7 +123,7 @@ class TensorBoard(Callback):
         val = {k[4:]: v for k, v in logs.items() if k.startswith("val_")}
         self._scalars("train", "epoch_", train, epoch)
         self._scalars("validation", "epoch_", val, epoch)
-        if self.histogram_freq and epoch % self.histogram_freq == 0:
+        if self.histogram_freq and epoch % self.histogram_freq == 0 and is_chief(self.model):
             writer = self._writer("train")
             for i, w in enumerate(getattr(self.model, "weights", None) or ()):
                 name = str(getattr(w, "name", None) or f"weight_{i}").replace(":", "_")

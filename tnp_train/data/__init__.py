@@ -1,14 +1,17 @@
 """``tt.data``: input pipelines (modelled on ``tf.data`` of TF 2.4).
 
 ``Dataset`` (sources ``from_tensor_slices``, ``from_tensors``, ``from_generator``, ``range``,
-``zip``; transformations ``map``, ``filter``, ``batch``, ``shuffle``, ``prefetch``, ...),
-``TensorSpec`` (an element's type), ``AUTOTUNE``, ``INFINITE_CARDINALITY`` and
-``UNKNOWN_CARDINALITY``. See docs/data.md.
+``zip``, ``list_files``; transformations ``map``, ``filter``, ``batch``, ``shuffle``,
+``prefetch``, ...), ``TextLineDataset``, ``Options`` (``ds.with_options``), ``TensorSpec`` (an
+element's type), ``AUTOTUNE``, ``INFINITE_CARDINALITY`` and ``UNKNOWN_CARDINALITY``. See
+docs/data.md.
 """
 from .dataset import (
     AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, DatasetSpec, Iterator)
 from ._structure import TensorSpec
+from ._options import Options
+from ._files import TextLineDataset
 from . import experimental
 
-__all__ = ["Dataset", "Iterator", "TensorSpec", "DatasetSpec", "AUTOTUNE",
-           "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
+__all__ = ["Dataset", "Iterator", "TensorSpec", "DatasetSpec", "TextLineDataset", "Options",
+           "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]

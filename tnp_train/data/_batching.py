@@ -14,7 +14,7 @@ from ._sources import _flatten_up_to
 from ._structure import TensorSpec
 from ._transformations import _Unary
 from .dataset import (
-    INFINITE, UNKNOWN, _batch_elements, _batch_selectors, _select_rows, _to_numpy,
+    INFINITE, UNKNOWN, _batch_elements, _batch_selectors, _row_getter, _select_rows, _to_numpy,
 )
 
 def _batched_card(n, size, drop):
@@ -78,9 +78,9 @@ class UnbatchDataset(_Unary):
                 if e.ndim == 0:
                     raise ValueError("Dataset.unbatch: an element of shape () has no dimension "
                                      "to unbatch")
-                a, dev = _backend(e), _device_of(e)
-                for i in range(a.shape[0]):
-                    yield _wrap(a[i], dev)
+                row = _row_getter(_backend(e), _device_of(e))
+                for i in range(e.shape[0]):
+                    yield row(i)
                 continue
             leaves = _st.flatten(e)
             shapes = [tuple(x.shape) for x in leaves]
@@ -88,9 +88,9 @@ class UnbatchDataset(_Unary):
                 raise ValueError("Dataset.unbatch: every component needs the same first "
                                  f"dimension; got shapes {shapes}")
             n = shapes[0][0]
-            arrays = [(_backend(x), _device_of(x)) for x in leaves]
+            rows = [_row_getter(_backend(x), _device_of(x)) for x in leaves]
             for i in range(n):
-                yield pack(e, [_wrap(a[i], dev) for a, dev in arrays])
+                yield pack(e, [row(i) for row in rows])
 
     def _cardinality(self):
         n = self._parent._cardinality()
@@ -128,6 +128,10 @@ class PaddedBatchDataset(_Unary):
         self._drop = drop
         self._padded_shapes = padded_shapes
         self._padding_values = padding_values
+        self._prepared = None
+        self._lock = threading.Lock()
+
+    def _reset_state(self):
         self._prepared = None
         self._lock = threading.Lock()
 

@@ -218,6 +218,9 @@ class ZipDataset(Dataset):
                 if close is not None:
                     close()
 
+    def _inputs(self):
+        return tuple(self._flat)
+
     def _cardinality(self):
         result = INFINITE
         for d in self._flat:

@@ -1,9 +1,10 @@
 """The datasets of ``Dataset``'s transformations (``map``, ``filter``, ``shuffle``, ``repeat``,
 ``take``, ``skip``, ``shard``, ``prefetch``, ``cache``, ``enumerate``, ``concatenate``,
-``interleave``/``flat_map``, ``window``, ``take_while``), on the ``_Unary`` base; the batching
+``interleave``/``flat_map``, ``window``, ``take_while``, ``with_options``), on the ``_Unary`` base; the batching
 ones are in :mod:`._batching`."""
 from __future__ import annotations
 
+import copy
 import itertools
 import threading
 
@@ -31,6 +32,23 @@ class _Unary(Dataset):
 
     def _compute_spec(self):
         return self._parent.element_spec
+
+    def _inputs(self):
+        return (self._parent,)
+
+    def _with_parent(self, parent):
+        """This transformation applied to ``parent`` instead (a copy with fresh state); how
+        file sharding rebuilds a pipeline above its replaced source."""
+        new = copy.copy(self)
+        new.__dict__.pop("_spec_cache", None)
+        new._parent = parent
+        if "_indexed" in self.__dict__:
+            new._indexed = parent._indexed
+        new._reset_state()
+        return new
+
+    def _reset_state(self):
+        """Forget what earlier iterations left behind (a copy must not share it)."""
 
 
 class MapDataset(_Unary):
@@ -101,6 +119,9 @@ class ShuffleDataset(_Unary):
         self._reshuffle = reshuffle
         self._epochs = itertools.count()
         self._indexed = parent._indexed
+
+    def _reset_state(self):
+        self._epochs = itertools.count()
 
     def _rng(self):
         if self._reshuffle:
@@ -292,11 +313,38 @@ class PrefetchDataset(_Unary):
         return PrefetchIterator(self._parent._iter_elements, self._buffer)
 
 
+class OptionsDataset(_Unary):
+    """``with_options``: the parent's elements, with options merged at construction (so a
+    conflict raises there, as in TF)."""
+
+    def __init__(self, parent, options):
+        super().__init__(parent)
+        from ._options import merge_options
+        self._options = merge_options(parent.options(), options)
+        self._indexed = parent._indexed
+
+    def options(self):
+        return copy.deepcopy(self._options)
+
+    def _source(self):
+        return self._parent._source()
+
+    def _index_chunks(self):
+        return self._parent._index_chunks()
+
+    def _iter_elements(self):
+        return self._parent._iter_elements()
+
+
 class CacheDataset(_Unary):
     def __init__(self, parent):
         super().__init__(parent)
         self._indexed = parent._indexed
         self._store = None  # the first complete pass: chunks (indexed) or elements
+        self._lock = threading.Lock()
+
+    def _reset_state(self):
+        self._store = None
         self._lock = threading.Lock()
 
     def _source(self):
@@ -352,6 +400,9 @@ class ConcatenateDataset(Dataset):
     def _iter_elements(self):
         yield from self._first._iter_elements()
         yield from self._second._iter_elements()
+
+    def _inputs(self):
+        return (self._first, self._second)
 
     def _cardinality(self):
         a, b = self._first._cardinality(), self._second._cardinality()

@@ -100,8 +100,19 @@ def _read_only_copy(leaf):
 def _to_numpy(leaf):
     a = _backend(leaf)
     if isinstance(a, (_np.ndarray, _np.generic)):
+        if a.ndim == 0 and a.dtype.kind in "SU":
+            return a[()]  # a string scalar as NumPy's (bytes_), as TF gives bytes
         return a
     return a.get()  # CuPy
+
+
+def _row_getter(a, dev):
+    """``i -> row i of backend array a`` as a tnp array. NumPy gives a bare ``bytes_``/``str_``
+    for a row of a 1-d string array, which tnp does not wrap: a 0-d array view then, so every
+    element is a tnp array."""
+    if a.ndim == 1 and a.dtype.kind in "SU":
+        return lambda i: _wrap(a[i, ...], dev)
+    return lambda i: _wrap(a[i], dev)
 
 
 def _stack(leaves, op):
@@ -326,6 +337,10 @@ class Dataset:
     def _compute_spec(self):
         return self._spec_by_running()
 
+    def _inputs(self):
+        """The datasets this one reads (their options are merged into this one's)."""
+        return ()
+
     # indexed datasets only
     def _source(self):  # -> (template, [(backend array, device), ...])
         raise NotImplementedError
@@ -335,7 +350,15 @@ class Dataset:
 
     def _iter_indexed_elements(self):
         template, arrays = self._source()
-        if len(arrays) == 1 and not isinstance(template, (tuple, dict)):
+        if any(a.ndim == 1 and a.dtype.kind in "SU" for a, _ in arrays):
+            rows = [_row_getter(a, dev) for a, dev in arrays]
+            pack = _st.packer(template)
+            for c in self._index_chunks():
+                if not isinstance(c, range):
+                    c = c.tolist()
+                for i in c:
+                    yield pack([row(i) for row in rows])
+        elif len(arrays) == 1 and not isinstance(template, (tuple, dict)):
             a, dev = arrays[0]
             for c in self._index_chunks():
                 if not isinstance(c, range):
@@ -417,7 +440,46 @@ class Dataset:
             if isinstance(spec, (tuple, dict)) else spec.dtype.name
         return f"<{name} shapes: {shapes}, types: {types}>"
 
+    # ------------------------------------------------------------------ options
+    def options(self):
+        """The ``tt.data.Options`` of this dataset: its inputs' options merged with any
+        ``with_options`` applied along the chain (a new object; changing it changes nothing)."""
+        inputs = self._inputs()
+        if not inputs:
+            return Options()
+        return merge_options(*[d.options() for d in inputs])
+
+    def with_options(self, options):
+        """This dataset with ``options`` (a ``tt.data.Options``) merged into its options
+        (``tf.data.Dataset.with_options``); ValueError if an option is already set to another
+        non-default value (TF 2.4's merge rule)."""
+        if not isinstance(options, Options):
+            raise TypeError("Dataset.with_options: expected a tt.data.Options, got "
+                            f"{type(options).__name__}")
+        return OptionsDataset(self, options)
+
+    # ------------------------------------------------------------------ file sharding
+    def _source_files(self):
+        """The names of the files this pipeline reads, from the ``list_files`` or
+        ``TextLineDataset`` that feeds it through single-input transformations; None when
+        there is no such source. What ``AutoShardPolicy.FILE`` splits across workers."""
+        return _files_mod.source_files(self)
+
+    def _shard_files(self, num_shards, index):
+        """This pipeline rebuilt to read only every ``num_shards``-th file from ``index`` (the
+        sorted files, sharded before ``list_files``' shuffle); None without a file source;
+        ValueError with fewer files than shards. How a strategy shards by FILE."""
+        return _files_mod.shard_files(self, num_shards, index)
+
     # ------------------------------------------------------------------ sources
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None):
+        """The files matching ``file_pattern`` (a glob pattern or a list of them) as string
+        scalars (``tf.data.Dataset.list_files``): shuffled by default, in a new order every
+        epoch (``seed`` fixes it); sorted with ``shuffle=False``. ValueError when nothing
+        matches."""
+        return _files_mod.list_files(file_pattern, shuffle=shuffle, seed=seed)
+
     @staticmethod
     def from_tensor_slices(tensors):
         """A dataset of the slices of ``tensors`` along their first dimension
@@ -630,3 +692,6 @@ from ._transformations import (  # noqa: E402,F401
     SkipDataset, TakeDataset, TakeWhileDataset, WindowDataset, _ElementsDataset, _Unary,
 )
 from ._batching import BatchDataset, PaddedBatchDataset, UnbatchDataset  # noqa: E402
+from ._options import Options, merge_options  # noqa: E402
+from ._transformations import OptionsDataset  # noqa: E402
+from . import _files as _files_mod  # noqa: E402

@@ -1,7 +1,9 @@
 """``tt.data.experimental`` (``tf.data.experimental``): the names TF 2.4 kept there."""
 from .dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from ._options import AutoShardPolicy, DistributeOptions, ThreadingOptions
 
-__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "cardinality"]
+__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "cardinality",
+           "AutoShardPolicy", "DistributeOptions", "ThreadingOptions"]
 
 
 def cardinality(dataset):

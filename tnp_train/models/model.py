@@ -93,13 +93,19 @@ class Model(Trainer, Layer):
     # ------------------------------------------------------------------ saving
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None,
              signatures=None, options=None, save_traces=True):
-        """Config (JSON) + weights (+ optimizer state) in a directory; no pickle."""
+        """Config (JSON) + weights (+ optimizer state) in a directory; no pickle. Under a
+        multi-worker strategy only the chief (worker 0) writes."""
         from ..checkpoint.saving import save_model
-        return save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+        from ..trainers.distributed import chief_only
+        with chief_only(self) as writes:
+            return save_model(self, filepath, overwrite=overwrite,
+                              include_optimizer=include_optimizer) if writes else None
 
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
         from ..checkpoint.saving import save_weights
-        return save_weights(self, filepath, overwrite=overwrite)
+        from ..trainers.distributed import chief_only
+        with chief_only(self) as writes:     # under a multi-worker strategy: the chief writes
+            return save_weights(self, filepath, overwrite=overwrite) if writes else None
 
     def load_weights(self, filepath, by_name=False, skip_mismatch=False, options=None):
         from ..checkpoint.saving import load_weights

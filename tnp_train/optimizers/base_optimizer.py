@@ -42,6 +42,7 @@ variable (a checkpoint restore, a callback assigning the rate), which its versio
 from __future__ import annotations
 
 import numbers
+import sys
 import threading
 
 import numpy as _np
@@ -378,8 +379,13 @@ class Optimizer:
 
     # ================================================================ gradients
     def aggregate_gradients(self, grads_and_vars):
-        """Combine gradients across replicas (a distribution strategy replaces this, or passes
-        ``gradient_aggregator``); the identity in one process."""
+        """Combine gradients across replicas (TF 2.4's ``all_reduce_sum_gradients``): the
+        identity in one process; summed over the replicas when applied in a replica function
+        of a strategy of several (``compile`` under a strategy installs its aggregator)."""
+        # distribute sits above the optimizers: asked only once a strategy module is loaded
+        ds = sys.modules.get("tnp_train.distribute.distribute_lib")
+        if ds is not None:
+            return ds.aggregate_gradients(self, grads_and_vars)
         return grads_and_vars
 
     def _gradient(self, g, v):

@@ -10,6 +10,7 @@ import threading
 import numpy as _np
 
 import tnp
+from tnp.extend import backend_array as _backend, device_of as _device_of, wrap as _wrap
 
 from .. import losses as _losses
 from ..activations import is_floating as _is_floating
@@ -37,7 +38,12 @@ def match_dtype_and_rank(y_t, y_p, sw):
     y_t = _as_array(y_t)
     p_rank = len(_shape(y_p))
     if y_t.ndim == 1 and p_rank == 2:
-        y_t = y_t[:, None]
+        if isinstance(y_t, tnp.ndarray) and y_t.dtype.kind in "iub":
+            # integer labels carry no gradient: reshaped without a tape's attention (this runs
+            # under fit's tape on every step)
+            y_t = _wrap(_backend(y_t)[:, None], _device_of(y_t))
+        else:
+            y_t = y_t[:, None]
     p_dtype = _np.dtype(y_p.dtype)
     t_dtype = _np.dtype(y_t.dtype)
     if t_dtype != p_dtype and ((_is_floating(t_dtype) and _is_floating(p_dtype)) or
@@ -132,7 +138,13 @@ def _as_loss(fn):
 class LossesContainer:
     """The compiled loss (TF 2.4's ``compile_utils.LossesContainer``): calling it returns the
     weighted sum over outputs plus the regularization losses, a scalar, and updates the
-    ``loss`` mean (and ``<output>_loss`` per output of a multi-output model)."""
+    ``loss`` mean (and ``<output>_loss`` per output of a multi-output model).
+
+    Under a strategy of N replicas the returned loss is scaled as TF 2.4 scales it, so that the
+    gradients summed over the replicas are the global batch's: each mean-reduced output loss
+    and the regularization losses by 1/N (a ``"sum"``-reduced loss is not scaled); the running
+    means get the unscaled values (a ``"sum"`` loss times N, TF's correction for the mean over
+    replicas)."""
 
     def __init__(self, loss, loss_weights=None, output_names=("output",), dtype="float32"):
         self.output_names = list(output_names)
@@ -163,6 +175,10 @@ class LossesContainer:
     def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
         """The total loss (a 0-d tnp array, recorded on an active tape); 0.0 when no output has
         a loss and there are no regularization losses, as in TF 2.4."""
+        replicas = _num_replicas()
+        if replicas > 1:
+            return self._call_distributed(y_true, y_pred, sample_weight, regularization_losses,
+                                          replicas)
         ys_true = _align(y_true, self.output_names)
         ys_pred = _align(y_pred, self.output_names, "predictions")
         sws = _align(sample_weight, self.output_names, "sample weights")
@@ -191,9 +207,48 @@ class LossesContainer:
         self.loss_tracker.update_state(total, sample_weight=batch)
         return total
 
+    def _call_distributed(self, y_true, y_pred, sample_weight, regularization_losses, replicas):
+        # TF 2.4's LossesContainer.__call__ under a strategy (scale_loss_for_distribution)
+        ys_true = _align(y_true, self.output_names)
+        ys_pred = _align(y_pred, self.output_names, "predictions")
+        sws = _align(sample_weight, self.output_names, "sample weights")
+        scale = 1.0 / replicas
+        terms, metric_terms = [], []
+        batch = None
+        for fn, w, yt, yp, sw, tracker in zip(self.losses, self.weights, ys_true, ys_pred, sws,
+                                              self.per_output_trackers):
+            if fn is None or yt is None:
+                continue
+            yt, yp, sw = match_dtype_and_rank(yt, yp, sw)
+            value = fn(yt, yp, sample_weight=sw)
+            if not isinstance(value, tnp.ndarray) or value.ndim:
+                value = tnp.mean(tnp.asarray(value))
+            if batch is None and yt.ndim:
+                batch = int(yt.shape[0])
+            summed = getattr(fn, "reduction", "auto") == "sum"
+            metric_value = value * replicas if summed else value
+            if tracker is not None:
+                tracker.update_state(metric_value, sample_weight=batch)
+            metric_terms.append(metric_value * w if w != 1.0 else metric_value)
+            loss_value = value if summed else value * scale
+            terms.append(loss_value * w if w != 1.0 else loss_value)
+        if regularization_losses:
+            reg = _add_n([tnp.asarray(r) for r in regularization_losses])
+            metric_terms.append(reg)
+            terms.append(reg * scale)
+        if not terms:
+            return tnp.zeros((), dtype="float32")
+        self.loss_tracker.update_state(_add_n(metric_terms), sample_weight=batch)
+        return _add_n(terms)
+
     @property
     def metrics(self):
         return [self.loss_tracker] + [t for t in self.per_output_trackers if t is not None]
+
+
+def _num_replicas():
+    from .distributed import num_replicas
+    return num_replicas()
 
 
 _SHAPE_RESOLVED = ("accuracy", "acc", "crossentropy", "ce")

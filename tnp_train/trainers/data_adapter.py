@@ -4,6 +4,11 @@ Arrays (NumPy, tnp, lists; a tuple/list/dict of them for several inputs or outpu
 into batches (shuffled per epoch from the training generator, so ``tt.utils.set_random_seed``
 reproduces a run); a ``tt.data.Dataset`` or any re-iterable of ``(x, y[, sample_weight])``
 batches is iterated as it is; a Python generator is read ``steps_per_epoch`` batches at a time.
+
+Under a distribution strategy (``distribute=``) the batches are global: each worker gets its
+part of every batch (``input_lib``'s rule: contiguous parts, the first ones a row longer when
+the batch does not divide), so every sample is seen once per epoch across the workers and every
+worker takes the same number of steps; arrays are shuffled with worker 0's permutation.
 """
 from __future__ import annotations
 
@@ -93,6 +98,16 @@ def pack_x_y_sample_weight(x, y=None, sample_weight=None):
     return (x, y, sample_weight)
 
 
+def _is_distributed(x):
+    from ..distribute.input_lib import DistributedDataset  # noqa: PLC0415
+    return isinstance(x, DistributedDataset)
+
+
+def _part_bounds(n, parts, part):
+    from ..distribute.input_lib import part_bounds  # noqa: PLC0415
+    return part_bounds(n, parts, part)
+
+
 def _is_dataset(x):
     from ..data import Dataset  # noqa: PLC0415 (data sits beside the trainers)
     return isinstance(x, Dataset)
@@ -154,7 +169,8 @@ class DataHandler:
     """Yields ``(step, batch)`` per epoch for any accepted input."""
 
     def __init__(self, x, y=None, sample_weight=None, batch_size=None, steps_per_epoch=None,
-                 shuffle=False, class_weight=None, for_predict=False, num_classes=None):
+                 shuffle=False, class_weight=None, for_predict=False, num_classes=None,
+                 distribute=None):
         if x is None:
             raise ValueError("No input data: `x` is None (expected an array, a list or dict of "
                              "arrays, a Dataset or a generator)")
@@ -164,6 +180,11 @@ class DataHandler:
         self._num_classes = num_classes
         self._class_weight_tables = {}      # (device, length) -> the weights as an array there
         self._iterator = None
+        # (number of parts, this worker's part, device, communicator) under a strategy
+        self._dist = None
+        if distribute is not None:
+            ext = distribute.extended
+            self._dist = (ext._num_replicas_in_sync, ext._worker_index, ext._device, ext._comm)
         if _is_dataset(x) or (hasattr(x, "__iter__") and not isinstance(
                 x, (tnp.ndarray, _np.ndarray, list, tuple, dict)) and not hasattr(x, "__array__")):
             if y is not None:
@@ -172,9 +193,15 @@ class DataHandler:
             if sample_weight is not None:
                 raise ValueError("`sample_weight` argument is not supported when using a dataset "
                                  "or generator as input.")
-            self._source = x
             self._is_arrays = False
             self._reiterable = _is_dataset(x) or not (iter(x) is x)
+            if distribute is not None and _is_dataset(x):
+                # the strategy's own input path: sharding policy, worker 0's shuffle seeds
+                x = distribute.experimental_distribute_dataset(x)
+                self._dist = None
+            elif _is_distributed(x):
+                self._dist = None            # the user distributed it already
+            self._source = x
             if not self._reiterable and steps_per_epoch is None and not for_predict:
                 # a one-shot generator: the whole of it is one epoch
                 pass
@@ -186,6 +213,14 @@ class DataHandler:
             pack_x_y_sample_weight(_arrays(x), _arrays(y), _arrays(sample_weight))
         self._n = _num_samples(self._data)
         self.batch_size = 32 if batch_size is None else check_count("batch_size", batch_size)
+        comm = self._dist[3] if self._dist else None
+        if comm is not None and comm.size > 1:
+            # workers with other data would take other numbers of steps and stall each other
+            seen = comm.allgather_object((self._n, self.batch_size, steps_per_epoch))
+            if len(set(seen)) > 1:
+                raise ValueError(f"fit/evaluate/predict under a strategy: every worker must be "
+                                 f"given the same arrays (the global data); (samples, "
+                                 f"batch_size, steps) per rank: {dict(enumerate(seen))}")
 
     @property
     def steps_per_epoch(self):
@@ -194,7 +229,7 @@ class DataHandler:
             return min(full, self._steps) if self._steps else full
         if self._steps is not None:
             return self._steps
-        if _is_dataset(self._source):
+        if _is_dataset(self._source) or _is_distributed(self._source):
             c = int(self._source.cardinality())
             return c if c >= 0 else None
         try:
@@ -263,9 +298,18 @@ class DataHandler:
                         return
                     continue
                 return
-            yield self._weights_for(batch if isinstance(batch, tuple) else
-                                    (tuple(batch) if isinstance(batch, list) else batch))
+            batch = batch if isinstance(batch, tuple) else \
+                (tuple(batch) if isinstance(batch, list) else batch)
+            yield self._weights_for(self._local_part(batch))
             k += 1
+
+    def _local_part(self, batch):
+        """This worker's part of a global batch (a generator's), on the strategy's device."""
+        if self._dist is None:
+            return batch
+        from ..distribute.input_lib import _to_device, split_batch
+        parts, part, device, _ = self._dist
+        return _to_device(split_batch(batch, parts, part, "fit"), device)
 
     def _array_batches(self):
         n, bs = self._n, self.batch_size
@@ -280,9 +324,17 @@ class DataHandler:
                 idx = get_rng().permutation(n)
         else:
             idx = None
+        parts, part, device, comm = self._dist or (1, 0, None, None)
+        if idx is not None and comm is not None and comm.size > 1:
+            # worker 0's order on every worker (ranks seeded differently would shuffle apart)
+            idx = comm.broadcast(_np.ascontiguousarray(idx, dtype=_np.int64), root=0)
         steps = self.steps_per_epoch
         for b in range(steps):
             lo, hi = b * bs, min((b + 1) * bs, n)
+            if parts > 1:
+                # this worker's rows of the global batch [lo, hi)
+                first, end = _part_bounds(hi - lo, parts, part)
+                lo, hi = lo + first, lo + end
             if idx is None:
                 leaves = [None if a is None else a[lo:hi] for a in flat]
             else:
@@ -296,4 +348,7 @@ class DataHandler:
                     if d not in sel:
                         sel[d] = tnp.asarray(idx[lo:hi], device=d)
                     leaves.append(a[sel[d]])
+            if device is not None:
+                leaves = [a if a is None or a.device == device else a.to_device(device)
+                          for a in leaves]
             yield self._weights_for(pack_like(self._data, leaves))

@@ -16,12 +16,14 @@ import numpy as _np
 import tnp
 
 from .. import losses as _losses
+from ..distribute import distribute_lib as _ds
 from ..utils.lazy import LazyModule
 
 _metrics = LazyModule("tnp_train.metrics")   # metrics sit beside the trainers
 from .. import optimizers as _optimizers
 from ..autodiff import GradientTape, Variable
 from ..layers.keras_tensor import flatten, pack_like
+from . import distributed as _dist
 from .compile_utils import LossesContainer, MetricsContainer
 from .data_adapter import (DataHandler, check_count, check_fraction, train_validation_split,
                            unpack_x_y_sample_weight)
@@ -51,15 +53,47 @@ class Trainer:
         d["history"] = None
         d["_compile_config"] = None
         d["_run_eagerly"] = None
+        d["_distribution_strategy"] = None
+
+    @property
+    def distribute_strategy(self):
+        """The ``tt.distribute.Strategy`` the model was compiled under (TF's
+        ``Model.distribute_strategy``), else the current one."""
+        s = self.__dict__.get("_distribution_strategy")
+        return s if s is not None else _ds.get_strategy()
 
     # ------------------------------------------------------------------ compile
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
                 weighted_metrics=None, run_eagerly=None, steps_per_execution=None, **kwargs):
         """Configure training; mirrors ``tf.keras.Model.compile``. Under a ``mixed_float16``
         global or model policy the optimizer is wrapped in a ``LossScaleOptimizer``, as TF 2.4
-        does."""
+        does. Inside a strategy's scope (or for a model whose variables were made in one) the
+        model records the strategy (``distribute_strategy``), which ``fit``/``evaluate``/
+        ``predict`` then use, and the optimizer sums its gradients over the replicas."""
         if kwargs:
             raise TypeError(f"Invalid keyword argument(s) in `compile()`: {sorted(kwargs)}")
+        strategy = self._compile_strategy()
+        with _dist.strategy_scope(strategy):
+            self._compile(strategy, optimizer, loss, metrics, loss_weights, weighted_metrics,
+                          run_eagerly)
+
+    def _compile_strategy(self):
+        own = self.__dict__.get("_distribution_strategy")
+        if _ds.has_strategy():
+            strategy = _ds.get_strategy()
+            if own is not None and own is not strategy:
+                raise ValueError(f"compile: the model was compiled under {own!r} and is now "
+                                 f"compiled in the scope of {strategy!r}; a model belongs to one "
+                                 f"strategy")
+        else:
+            strategy = own if own is not None else _dist.strategy_of_weights(self)
+        if strategy is not None:
+            _dist.check_variables_in_scope(strategy, self)
+        self.__dict__["_distribution_strategy"] = strategy
+        return strategy
+
+    def _compile(self, strategy, optimizer, loss, metrics, loss_weights, weighted_metrics,
+                 run_eagerly):
         self._compile_config = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
                                 "loss_weights": loss_weights, "weighted_metrics": weighted_metrics}
         opt = _optimizers.get(optimizer)
@@ -67,6 +101,8 @@ class Trainer:
             from ..mixed_precision import LossScaleOptimizer
             if not isinstance(opt, LossScaleOptimizer):
                 opt = LossScaleOptimizer(opt)
+        if strategy is not None:
+            _dist.install_gradient_aggregator(strategy, opt)
         self.__dict__["optimizer"] = opt
         pending = self.__dict__.pop("_pending_optimizer_state", None)
         slots = self.__dict__.pop("_pending_optimizer_slots", None)
@@ -158,7 +194,16 @@ class Trainer:
     def _logs(self):
         # results stay on their device, as TF's logs are tensors: the loops read them back
         # when a callback or the progress bar asks, and once at the epoch's end
-        return {m.name: m.result() for m in self.metrics}
+        metrics = self.metrics
+        strategy = _ds.get_strategy()
+        if strategy.num_replicas_in_sync == 1:
+            return {m.name: m.result() for m in metrics}
+        # TF 2.4's metric result_wrapper: results computed in cross-replica context, where the
+        # ON_READ totals and counts are summed over the replicas -- the job's numbers
+        ctx = _ds.get_replica_context()
+        if ctx is None:
+            return _global_results(strategy, metrics)
+        return ctx.merge_call(_global_results, args=(metrics,))
 
     # ------------------------------------------------------------------ steps
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
@@ -204,7 +249,8 @@ class Trainer:
         from ..callbacks import CallbackList
         if isinstance(callbacks, CallbackList):
             return callbacks
-        return CallbackList(callbacks, add_history=add_history, add_progbar=verbose != 0,
+        return CallbackList(callbacks, add_history=add_history,
+                            add_progbar=verbose != 0 and _dist.is_chief(self),
                             model=self, verbose=verbose, epochs=epochs, steps=steps)
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
@@ -212,8 +258,21 @@ class Trainer:
             sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
             validation_batch_size=None, validation_freq=1, max_queue_size=10, workers=1,
             use_multiprocessing=False):
-        """Train for ``epochs`` epochs; mirrors ``tf.keras.Model.fit``. Returns the History."""
+        """Train for ``epochs`` epochs; mirrors ``tf.keras.Model.fit``. Returns the History.
+
+        Under a strategy (the one the model was compiled under), ``batch_size`` is the global
+        batch: each worker trains on its part of every batch, and the logs are the job's."""
         self._assert_compiled("training/testing")
+        strategy = _dist.run_strategy(self)
+        with _dist.strategy_scope(strategy):
+            return self._fit(strategy, x, y, batch_size, epochs, verbose, callbacks,
+                             validation_split, validation_data, shuffle, class_weight,
+                             sample_weight, initial_epoch, steps_per_epoch, validation_steps,
+                             validation_batch_size, validation_freq)
+
+    def _fit(self, strategy, x, y, batch_size, epochs, verbose, callbacks, validation_split,
+             validation_data, shuffle, class_weight, sample_weight, initial_epoch,
+             steps_per_epoch, validation_steps, validation_batch_size, validation_freq):
         epochs = check_count("epochs", epochs, minimum=0, allow_none=False)
         initial_epoch = check_count("initial_epoch", initial_epoch, minimum=0, allow_none=False)
         batch_size = check_count("batch_size", batch_size)
@@ -231,16 +290,18 @@ class Trainer:
                 raise ValueError("`validation_split` is only supported for arrays, not for "
                                  "datasets or generators")
         data = DataHandler(x, y, sample_weight, batch_size, steps_per_epoch, shuffle, class_weight,
-                           num_classes=_output_classes(self) if class_weight else None)
+                           num_classes=_output_classes(self) if class_weight else None,
+                           distribute=strategy)
         val = None
         if validation_data is not None:
             if isinstance(validation_data, (tuple, list)) and \
                     not hasattr(validation_data, "cardinality"):
                 vx, vy, vsw = unpack_x_y_sample_weight(validation_data)
-                val = DataHandler(vx, vy, vsw, validation_batch_size or batch_size, validation_steps)
+                val = DataHandler(vx, vy, vsw, validation_batch_size or batch_size,
+                                  validation_steps, distribute=strategy)
             else:
                 val = DataHandler(validation_data, batch_size=validation_batch_size or batch_size,
-                                  steps_per_epoch=validation_steps)
+                                  steps_per_epoch=validation_steps, distribute=strategy)
         steps = data.steps_per_epoch
         cbs = self._callbacks(callbacks, verbose, epochs, steps)
         self.stop_training = False
@@ -262,7 +323,7 @@ class Trainer:
                     skip -= 1
                     continue
                 cbs.on_train_batch_begin(step)
-                logs = _batch_logs(self.train_step(batch))
+                logs = _batch_logs(_run(strategy, self.train_step, batch))
                 cbs.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
@@ -272,14 +333,14 @@ class Trainer:
                                      "training data produced no batches")
                 warnings.warn("Your input ran out of data; interrupting training. Make sure that "
                               "your dataset or generator can generate at least `steps_per_epoch "
-                              "* epochs` batches.", stacklevel=2)
+                              "* epochs` batches.", stacklevel=3)
                 break
             if not logs:
                 logs = self._logs()    # every batch of a resumed epoch was done before
             # the epoch's one read of its values from the device: History gets Python floats
             epoch_logs = _python_logs(dict(logs))
             if val is not None and _should_validate(epoch, validation_freq):
-                val_logs = self._evaluate_handler(val, cbs, verbose=0)
+                val_logs = self._evaluate_handler(val, cbs, verbose=0, strategy=strategy)
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
             cbs.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
@@ -287,13 +348,13 @@ class Trainer:
         cbs.on_train_end(epoch_logs)
         return self.history
 
-    def _evaluate_handler(self, data, cbs, verbose):
+    def _evaluate_handler(self, data, cbs, verbose, strategy=None):
         self.reset_metrics()
         cbs.on_test_begin()
         logs = {}
         for step, batch in enumerate(data.epoch_iterator()):
             cbs.on_test_batch_begin(step)
-            logs = _batch_logs(self.test_step(batch))
+            logs = _batch_logs(_run(strategy, self.test_step, batch))
             cbs.on_test_batch_end(step, logs)
         logs = _python_logs(dict(logs))
         cbs.on_test_end(logs)
@@ -303,12 +364,21 @@ class Trainer:
                  steps=None, callbacks=None, max_queue_size=10, workers=1,
                  use_multiprocessing=False, return_dict=False):
         """Loss and metrics on the data; mirrors ``tf.keras.Model.evaluate``: a scalar when
-        there is only the loss, else a list in ``metrics_names`` order (or a dict)."""
+        there is only the loss, else a list in ``metrics_names`` order (or a dict). Under a
+        strategy each worker evaluates its part of every batch; the numbers are the job's."""
         self._assert_compiled("training/testing")
+        strategy = _dist.run_strategy(self)
+        with _dist.strategy_scope(strategy):
+            return self._evaluate(strategy, x, y, batch_size, verbose, sample_weight, steps,
+                                  callbacks, return_dict)
+
+    def _evaluate(self, strategy, x, y, batch_size, verbose, sample_weight, steps, callbacks,
+                  return_dict):
         verbose = 1 if verbose == "auto" else int(verbose)
-        data = DataHandler(x, y, sample_weight, batch_size, check_count("steps", steps))
+        data = DataHandler(x, y, sample_weight, batch_size, check_count("steps", steps),
+                           distribute=strategy)
         cbs = self._callbacks(callbacks, verbose, 1, data.steps_per_epoch, add_history=False)
-        logs = self._evaluate_handler(data, cbs, verbose)
+        logs = self._evaluate_handler(data, cbs, verbose, strategy=strategy)
         if not logs:
             raise ValueError("evaluate: the data produced no batches")
         if return_dict:
@@ -317,15 +387,28 @@ class Trainer:
 
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None,
                 max_queue_size=10, workers=1, use_multiprocessing=False):
-        """The model's outputs on ``x``, batch by batch, concatenated (tnp arrays)."""
+        """The model's outputs on ``x``, batch by batch, concatenated (tnp arrays). Under a
+        strategy each worker predicts its part of every batch and every worker gets all the
+        outputs, in the order of the data."""
+        strategy = _dist.run_strategy(self)
+        with _dist.strategy_scope(strategy):
+            return self._predict(strategy, x, batch_size, verbose, steps, callbacks)
+
+    def _predict(self, strategy, x, batch_size, verbose, steps, callbacks):
         verbose = 0 if verbose == "auto" else int(verbose)
-        data = DataHandler(x, None, None, batch_size, check_count("steps", steps), for_predict=True)
+        data = DataHandler(x, None, None, batch_size, check_count("steps", steps), for_predict=True,
+                           distribute=strategy)
         cbs = self._callbacks(callbacks, verbose, 1, data.steps_per_epoch, add_history=False)
         cbs.on_predict_begin()
         outs = []
+        gather = strategy is not None and strategy.num_replicas_in_sync > 1
         for step, batch in enumerate(data.epoch_iterator()):
             cbs.on_predict_batch_begin(step)
-            out = self.predict_step(batch)
+            out = _run(strategy, self.predict_step, batch)
+            if gather:
+                # the workers' parts of this batch, in worker order: the batch as one process
+                # would have predicted it
+                out = strategy.gather(out, axis=0)
             outs.append(out)
             cbs.on_predict_batch_end(step, {"outputs": out})
         cbs.on_predict_end()
@@ -337,23 +420,50 @@ class Trainer:
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, reset_metrics=True,
                        return_dict=False):
         self._assert_compiled("training/testing")
-        if reset_metrics:
-            self.reset_metrics()
-        data = DataHandler(x, y, sample_weight, batch_size=_n(x), class_weight=class_weight,
-                           num_classes=_output_classes(self) if class_weight else None)
-        logs = _python_logs(dict(self.train_step(next(data.epoch_iterator()))))
+        strategy = _dist.run_strategy(self)
+        with _dist.strategy_scope(strategy):
+            if reset_metrics:
+                self.reset_metrics()
+            data = DataHandler(x, y, sample_weight, batch_size=_n(x), class_weight=class_weight,
+                               num_classes=_output_classes(self) if class_weight else None,
+                               distribute=strategy)
+            logs = _python_logs(dict(_run(strategy, self.train_step,
+                                          next(data.epoch_iterator()))))
         return logs if return_dict else _as_list(logs, self.metrics_names)
 
     def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
         self._assert_compiled("training/testing")
-        if reset_metrics:
-            self.reset_metrics()
-        data = DataHandler(x, y, sample_weight, batch_size=_n(x))
-        logs = _python_logs(dict(self.test_step(next(data.epoch_iterator()))))
+        strategy = _dist.run_strategy(self)
+        with _dist.strategy_scope(strategy):
+            if reset_metrics:
+                self.reset_metrics()
+            data = DataHandler(x, y, sample_weight, batch_size=_n(x), distribute=strategy)
+            logs = _python_logs(dict(_run(strategy, self.test_step,
+                                          next(data.epoch_iterator()))))
         return logs if return_dict else _as_list(logs, self.metrics_names)
 
     def predict_on_batch(self, x):
         return self(x if isinstance(x, (list, tuple, dict)) else tnp.asarray(x), training=False)
+
+
+def _run(strategy, step, batch):
+    """One step: called directly without a strategy, else through ``strategy.run`` (its
+    replica context), as TF 2.4's train/test/predict functions do."""
+    if strategy is None:
+        return step(batch)
+    return strategy.run(step, args=(batch,))
+
+
+def _global_results(strategy, metrics):
+    """The metrics' results with their ON_READ state combined over the replicas (a result
+    that is a state Variable is copied before the local state comes back)."""
+    variables = [v for m in metrics for v in m.variables]
+    with strategy.extended._on_read_values(variables):
+        out = {}
+        for m in metrics:
+            r = m.result()
+            out[m.name] = tnp.copy(r) if isinstance(r, Variable) else r
+        return out
 
 
 def _n(x):

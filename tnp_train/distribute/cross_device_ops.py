@@ -1,0 +1,315 @@
+"""Cross-device reductions (TF 2.4's ``cross_device_ops``) on the collective layer, and the
+gradient aggregator a strategy gives an optimizer.
+
+TF's classes (``ReductionToOneDevice``, ``NcclAllReduce``, ``HierarchicalCopyAllReduce``) name
+algorithms between the devices of one machine. Here the local replicas of a worker are summed
+in place and the workers meet in one collective of the communicator (MPI, NCCL or threads, as
+the collective layer decides), so the three classes differ only in name and in the arguments
+they accept.
+
+:func:`all_reduce_arrays` is the one place a strategy's arrays cross workers: the arrays of
+each dtype and device are packed into one buffer, one collective reduces it, the results are
+cut back out (new arrays, never views of the inputs).
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+import tnp
+from tnp.extend import array_module, backend_array, device_of, is_tnp_array, wrap
+
+from ..autodiff import Variable
+from . import values as _values
+from .reduce_util import as_reduce_op
+
+__all__ = ["CrossDeviceOps", "ReductionToOneDevice", "NcclAllReduce",
+           "HierarchicalCopyAllReduce", "all_reduce_arrays", "AllReduceGradients"]
+
+
+def _divide(a, n):
+    """``a / n`` in ``a``'s dtype (integers truncate toward zero, as TF's mean of ints)."""
+    b = backend_array(a)
+    if b.dtype.kind in "fc":
+        return wrap((b / b.dtype.type(n)).astype(b.dtype, copy=False), device_of(a))
+    q = b // n
+    q += (b < 0) & (q * n != b)
+    return wrap(q, device_of(a))
+
+
+def all_reduce_arrays(comm, op, arrays, num_replicas):
+    """``arrays`` (tnp arrays, this worker's contributions) combined over the workers of
+    ``comm`` (None: one worker): ``op`` "sum", or "mean" (the sum divided by
+    ``num_replicas``). One collective per dtype and device; new tnp arrays, in order."""
+    if comm is None or comm.size == 1:
+        out = [wrap(backend_array(a).copy(), device_of(a)) for a in arrays]
+    else:
+        out = [None] * len(arrays)
+        groups = {}
+        for i, a in enumerate(arrays):
+            groups.setdefault((backend_array(a).dtype, device_of(a)), []).append(i)
+        for (_, dev), idx in groups.items():
+            xp = array_module(dev)
+            flats = [backend_array(arrays[i]).reshape(-1) for i in idx]
+            buf = flats[0] if len(flats) == 1 else xp.concatenate(flats)
+            red = comm.allreduce(buf, op="sum")
+            off = 0
+            for i in idx:
+                a = backend_array(arrays[i])
+                # a copy: the result may be shared (threads of one group get one array)
+                out[i] = wrap(red[off:off + a.size].reshape(a.shape).copy(), dev)
+                off += a.size
+    if op == "mean" and num_replicas > 1:
+        out = [_divide(a, num_replicas) for a in out]
+    return out
+
+
+def _as_plain(x):
+    if isinstance(x, Variable):
+        return wrap(backend_array(x), device_of(x))
+    return x if is_tnp_array(x) else tnp.asarray(x)
+
+
+def _local_sum(value, accumulation_fn=None):
+    parts = [_as_plain(p) for p in _values.local_results(value, None)]
+    if len(parts) == 1:
+        return parts[0]
+    if accumulation_fn is not None:
+        return _as_plain(accumulation_fn(parts))
+    total = parts[0]
+    for p in parts[1:]:
+        total = total + p
+    return total
+
+
+class CrossDeviceOps:
+    """Mirrors ``tf.distribute.CrossDeviceOps()``: reduce per-replica values across every
+    replica of the job and broadcast values to devices. A strategy given one uses its own
+    communicator; used alone it works on the job's world (``collective.get_world()``)."""
+
+    def __init__(self):
+        self._comm = None
+        self._num_local = 1
+
+    def _communicator(self):
+        if self._comm is None:
+            from .collective import get_world
+            self._comm = get_world()
+        return self._comm
+
+    def _bind(self, comm, num_local=1):
+        """Used by a strategy: reduce over ``comm``'s workers, ``num_local`` replicas each."""
+        self._comm = comm
+        self._num_local = num_local
+
+    @property
+    def _num_replicas(self):
+        comm = self._communicator()
+        return (1 if comm is None else comm.size) * self._num_local
+
+    def _accumulation_fn(self):
+        return None
+
+    def reduce(self, reduce_op, per_replica_value, destinations, options=None):
+        """Mirrors ``CrossDeviceOps.reduce(reduce_op, per_replica_value, destinations,
+        options=None)``: the value summed (or averaged) over all replicas."""
+        return self.batch_reduce(reduce_op, [(per_replica_value, destinations)], options)[0]
+
+    def batch_reduce(self, reduce_op, value_destination_pairs, options=None):
+        """Mirrors ``CrossDeviceOps.batch_reduce(reduce_op, value_destination_pairs,
+        options=None)``: several reductions, one collective per dtype and device."""
+        op = as_reduce_op(reduce_op, f"{type(self).__name__}.batch_reduce").value.lower()
+        pairs = list(value_destination_pairs)
+        for p in pairs:
+            if not (isinstance(p, (tuple, list)) and len(p) == 2):
+                raise ValueError(f"{type(self).__name__}.batch_reduce: "
+                                 f"value_destination_pairs must be (value, destinations) "
+                                 f"pairs, got {p!r}")
+        local = [_local_sum(v, self._accumulation_fn()) for v, _ in pairs]
+        out = all_reduce_arrays(self._communicator(), op, local, self._num_replicas)
+        return [_to_destination(r, d) for r, (_, d) in zip(out, pairs)]
+
+    def broadcast(self, tensor, destinations):
+        """Mirrors ``CrossDeviceOps.broadcast(tensor, destinations)``: ``tensor`` on the
+        destination device (one replica per worker: one copy)."""
+        return _to_destination(_as_plain(tensor), destinations)
+
+    def __repr__(self):
+        return f"<tt.distribute.{type(self).__name__}>"
+
+
+def _to_destination(value, destinations):
+    dev = _destination_device(destinations)
+    if dev is None or device_of(value) is dev:
+        return value
+    return value.to_device(dev)
+
+
+def _destination_device(destinations):
+    if destinations is None:
+        return None
+    if isinstance(destinations, (tuple, list)):
+        if len(destinations) != 1:
+            return None
+        destinations = destinations[0]
+    if isinstance(destinations, _values.DistributedValues):
+        destinations = destinations._values[0]
+    if is_tnp_array(destinations):
+        return device_of(destinations)
+    if isinstance(destinations, tnp.Device):
+        return destinations
+    if isinstance(destinations, str):
+        from .one_device_strategy import parse_device
+        return parse_device(destinations)
+    return None
+
+
+class ReductionToOneDevice(CrossDeviceOps):
+    """Mirrors ``tf.distribute.ReductionToOneDevice(reduce_to_device=None,
+    accumulation_fn=None)``: the local replicas' values are summed with ``accumulation_fn``
+    (default: addition), then combined across workers."""
+
+    def __init__(self, reduce_to_device=None, accumulation_fn=None):
+        super().__init__()
+        if accumulation_fn is not None and not callable(accumulation_fn):
+            raise TypeError(f"ReductionToOneDevice: accumulation_fn must be callable, got "
+                            f"{type(accumulation_fn).__name__}")
+        self.reduce_to_device = reduce_to_device
+        self.accumulation_fn = accumulation_fn
+
+    def _accumulation_fn(self):
+        return self.accumulation_fn
+
+
+def _check_num_packs(owner, num_packs):
+    if isinstance(num_packs, bool) or not isinstance(num_packs, (int, _np.integer)) or \
+            num_packs < 0:
+        raise ValueError(f"{owner}: num_packs must be a non-negative integer, got {num_packs!r}")
+    return int(num_packs)
+
+
+class NcclAllReduce(CrossDeviceOps):
+    """Mirrors ``tf.distribute.NcclAllReduce(num_packs=1)``: NCCL between GPUs where the
+    collective layer has it; ``num_packs`` is accepted (packing is the layer's)."""
+
+    def __init__(self, num_packs=1):
+        super().__init__()
+        self.num_packs = _check_num_packs("NcclAllReduce", num_packs)
+
+
+class HierarchicalCopyAllReduce(CrossDeviceOps):
+    """Mirrors ``tf.distribute.HierarchicalCopyAllReduce(num_packs=1)`` (TF's DGX-1 algorithm;
+    here the collective layer's all-reduce)."""
+
+    def __init__(self, num_packs=1):
+        super().__init__()
+        self.num_packs = _check_num_packs("HierarchicalCopyAllReduce", num_packs)
+
+
+# ================================================================ gradients
+class AllReduceGradients:
+    """An optimizer's ``gradient_aggregator`` under a strategy of several replicas: the
+    gradients summed over all replicas (TF 2.4's ``all_reduce_sum_gradients``; the loss is
+    already scaled by 1/replicas, so the sum is the global mean).
+
+    The first step reduces every gradient at once (one collective per dtype) and learns the
+    variables; from then on the gradients go into buckets (``collective.GradientBucketer``,
+    laid out for those variables in reverse order): ``gradient_ready(variable, gradient)``,
+    which ``minimize`` and ``fit`` pass to the tape, copies each gradient into its bucket the
+    moment it is final and starts the bucket's all-reduce when the bucket is full, overlapping
+    the rest of the backward pass; ``__call__(pairs)`` hands over the gradients that did not
+    arrive that way (``apply_gradients`` called directly) and waits for the sums."""
+
+    def __init__(self, comm, num_replicas, bucket_bytes=None, compression=None):
+        self._comm = comm
+        self._num_replicas = num_replicas
+        self._bucket_bytes = bucket_bytes
+        self._compression = compression
+        self._bucketer = None
+        self._items = None         # (variable ref, its array) in forward order
+        self._vars = None          # ref -> variable
+        self._arrived = set()
+        self._started = False
+
+    def _learn(self, variables):
+        try:
+            from .collective import GradientBucketer
+        except ImportError:        # a collective layer without buckets: reduce at once
+            return
+        uniq = {}
+        for v in variables:
+            uniq.setdefault(v.ref(), v)
+        self._vars = uniq
+        self._items = [(key, backend_array(v)) for key, v in uniq.items()]
+        kwargs = {}
+        if self._bucket_bytes:
+            # CommunicationOptions(bytes_per_pack=...) sizes every bucket, the first one too
+            kwargs["bucket_bytes"] = self._bucket_bytes
+            kwargs["first_bucket_bytes"] = min(self._bucket_bytes,
+                                               GradientBucketer.DEFAULT_FIRST_BUCKET_BYTES)
+        if self._compression is not None:
+            kwargs["compression"] = self._compression
+        self._bucketer = GradientBucketer(self._comm, **kwargs)
+
+    def _begin(self):
+        if not self._started:
+            self._bucketer.start(self._items)
+            self._started = True
+
+    def gradient_ready(self, variable, gradient):
+        """Start reducing ``variable``'s final ``gradient`` (its bucket's all-reduce starts
+        when the bucket is complete); an unconnected one (None) counts as zeros."""
+        if self._bucketer is None or gradient is None:
+            return
+        key = variable.ref()
+        if key not in self._vars or key in self._arrived:
+            return
+        self._begin()
+        self._hand_over(key, gradient)
+
+    def _hand_over(self, key, gradient):
+        va = backend_array(self._vars[key])
+        g = backend_array(gradient) if is_tnp_array(gradient) else _np.asarray(gradient)
+        if g.dtype != va.dtype:
+            g = g.astype(va.dtype)
+        self._arrived.add(key)
+        self._bucketer.gradient_ready(key, g)
+
+    def __call__(self, grads_and_vars):
+        pairs = list(grads_and_vars)
+        if self._comm is None or self._comm.size == 1 or not pairs:
+            return pairs
+        if self._bucketer is None:
+            out = self._reduce_at_once(pairs)
+            if self._items is None:
+                self._items = ()
+                self._learn([v for _, v in pairs])
+            return out
+        try:
+            self._begin()
+            given = {v.ref(): g for g, v in pairs if g is not None}
+            # in the buckets' key order, the same on every rank
+            for key, _ in reversed(self._items):
+                if key not in self._arrived and key in given:
+                    self._hand_over(key, given[key])
+            reduced = self._bucketer.finish()
+        finally:
+            self._arrived = set()
+            self._started = False
+        out, rest = [], []
+        for i, (g, v) in enumerate(pairs):
+            r = reduced.get(v.ref())
+            if r is None:
+                rest.append(i)
+                out.append(None)
+            else:
+                out.append((wrap(r, device_of(v)), v))
+        if rest:      # variables the buckets were not laid out for
+            summed = self._reduce_at_once([pairs[i] for i in rest])
+            for i, p in zip(rest, summed):
+                out[i] = p
+        return out
+
+    def _reduce_at_once(self, pairs):
+        arrays = [_as_plain(g) for g, _ in pairs]
+        summed = all_reduce_arrays(self._comm, "sum", arrays, self._num_replicas)
+        return [(s, v) for s, (_, v) in zip(summed, pairs)]

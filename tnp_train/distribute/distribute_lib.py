@@ -1,0 +1,863 @@
+"""``Strategy``, ``StrategyExtended``, ``ReplicaContext`` and the default strategy (TF 2.4's
+``distribute_lib`` and ``distribution_strategy_context``).
+
+Which strategy is current, and in which context, is kept per thread, as TF keeps it per graph:
+
+* no strategy: the *default strategy* in its *default replica context*
+  (``get_replica_context()`` is a replica context of one replica, ``in_cross_replica_context()``
+  is False, ``has_strategy()`` is False);
+* inside ``strategy.scope()``: the *cross-replica context* of ``strategy``
+  (``get_replica_context()`` is None) with the strategy's variable creator active, so every
+  ``tt.Variable`` made there is the strategy's kind;
+* inside ``strategy.run(fn)`` (or ``merge_call``'s way back): a replica context of
+  ``strategy`` whose ``replica_id_in_sync_group`` says which replica runs.
+
+Every strategy here runs one replica per process (``MultiWorkerMirroredStrategy`` one per MPI
+rank), so a strategy's extended object holds a collective communicator (``collective/``) and
+one local device; all cross-replica arithmetic (``reduce``, ``all_reduce``, the metric states
+read in cross-replica context) goes through :meth:`StrategyExtended._all_reduce_arrays`, which
+packs the arrays of each dtype and device into one buffer and makes one collective of it.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+import weakref
+
+import numpy as _np
+
+import tnp
+from tnp.extend import array_module, backend_array, device_of, is_tnp_array, wrap
+
+from ..autodiff import (Variable, VariableAggregation, VariableSynchronization, custom_gradient,
+                        variable_creator_scope)
+from . import values as _values
+from .cross_device_ops import all_reduce_arrays
+from .input_options import InputContext, InputReplicationMode, RunOptions
+from .reduce_util import ReduceOp, as_reduce_op
+
+__all__ = ["Strategy", "StrategyExtended", "ReplicaContext", "InputContext", "ValueContext",
+           "RunOptions", "InputReplicationMode", "get_strategy", "has_strategy",
+           "in_cross_replica_context", "get_replica_context", "get_cross_replica_context",
+           "experimental_set_strategy", "local_only"]
+
+
+# ================================================================ the current context
+_local = threading.local()
+
+
+class _Context:
+    __slots__ = ("strategy", "replica_context")
+
+    def __init__(self, strategy, replica_context):
+        self.strategy = strategy
+        self.replica_context = replica_context     # None: cross-replica context
+
+
+def _stack():
+    s = getattr(_local, "stack", None)
+    if s is None:
+        s = _local.stack = []
+    return s
+
+
+def _current():
+    s = _stack()
+    return s[-1] if s else _default_context()
+
+
+def get_strategy():
+    """Mirrors ``tf.distribute.get_strategy()``: the current strategy (the default strategy
+    outside every scope)."""
+    return _current().strategy
+
+
+def has_strategy():
+    """Mirrors ``tf.distribute.has_strategy()``: whether a non-default strategy is current."""
+    return _current().strategy is not _get_default_strategy()
+
+
+def in_cross_replica_context():
+    """Mirrors ``tf.distribute.in_cross_replica_context()``: True inside a strategy's scope and
+    outside its replica functions (False without a strategy, as in TF)."""
+    return _current().replica_context is None
+
+
+def get_replica_context():
+    """Mirrors ``tf.distribute.get_replica_context()``: the current ``ReplicaContext``; the
+    default one without a strategy, None in a cross-replica context."""
+    return _current().replica_context
+
+
+def get_cross_replica_context():
+    """The current strategy in a cross-replica context, else None (TF's
+    ``distribution_strategy_context.get_cross_replica_context``)."""
+    ctx = _current()
+    return ctx.strategy if ctx.replica_context is None else None
+
+
+def experimental_set_strategy(strategy):
+    """Mirrors ``tf.distribute.experimental_set_strategy(strategy)``: make ``strategy`` current
+    on this thread without a ``with`` block (its scope stays entered until the next call; None
+    leaves it). RuntimeError inside another strategy's scope."""
+    old = getattr(_local, "global_scope", None)
+    if old is not None:
+        _local.global_scope = None
+        old.__exit__(None, None, None)
+    if has_strategy():
+        raise RuntimeError("experimental_set_strategy: must not be called inside a "
+                           "tt.distribute.Strategy scope")
+    if strategy is not None:
+        scope = strategy.scope()
+        scope.__enter__()
+        _local.global_scope = scope
+
+
+def _require_cross_replica_or_default(strategy, what):
+    ctx = _current()
+    if ctx.replica_context is None:
+        if ctx.strategy is not strategy and ctx.strategy is not _get_default_strategy():
+            raise RuntimeError(f"{what}: called in the cross-replica context of another "
+                               f"strategy ({type(ctx.strategy).__name__}); enter this "
+                               f"strategy's scope instead")
+        return
+    if ctx.strategy is _get_default_strategy() and ctx.replica_context is _default_replica_ctx():
+        return
+    raise RuntimeError(f"{what}: method requires being in cross-replica context, use "
+                       f"get_replica_context().merge_call()")
+
+
+_live = weakref.WeakSet()
+_live_lock = threading.Lock()
+
+
+def live_strategies():
+    """The non-default strategies that exist (to find the one a model's variables were made
+    in)."""
+    with _live_lock:
+        return list(_live)
+
+
+# ---------------------------------------------------------------- blocks run by some ranks only
+def local_only():
+    """A block that only some ranks run (the chief's checkpoint and summary writes): variables
+    made in it are not broadcast from worker 0 (a broadcast that the other ranks never join
+    would stall the job). Nothing else changes."""
+    return _LocalOnly()
+
+
+class _LocalOnly:
+    __slots__ = ()
+
+    def __enter__(self):
+        _local.local_only = getattr(_local, "local_only", 0) + 1
+        return self
+
+    def __exit__(self, *exc):
+        _local.local_only -= 1
+        return False
+
+
+def in_local_only_block():
+    """Whether this thread runs inside :func:`local_only`."""
+    return getattr(_local, "local_only", 0) > 0
+
+
+# ================================================================ small public classes
+class ValueContext:
+    """Mirrors ``tf.distribute.experimental.ValueContext(replica_id_in_sync_group=0,
+    num_replicas_in_sync=1)``: what ``experimental_distribute_values_from_function``'s function
+    is told about its replica."""
+
+    def __init__(self, replica_id_in_sync_group=0, num_replicas_in_sync=1):
+        self._replica_id_in_sync_group = replica_id_in_sync_group
+        self._num_replicas_in_sync = num_replicas_in_sync
+
+    @property
+    def num_replicas_in_sync(self):
+        return self._num_replicas_in_sync
+
+    @property
+    def replica_id_in_sync_group(self):
+        return self._replica_id_in_sync_group
+
+    def __str__(self):
+        return (f"tt.distribute.ValueContext(replica id {self._replica_id_in_sync_group}, "
+                f"total replicas in sync: {self._num_replicas_in_sync})")
+
+
+# ================================================================ nests and values
+def _map(fn, x):
+    return _values._map_nest(fn, x)
+
+
+def _flatten(x):
+    return _values._leaves(x, [])
+
+
+def _pack(structure, leaves):
+    it = iter(leaves)
+    return _map(lambda _: next(it), structure)
+
+
+def _as_array(x, device=None):
+    if is_tnp_array(x):
+        return x if device is None or device_of(x) is device else x.to_device(device)
+    return tnp.asarray(x) if device is None else tnp.asarray(x, device=device)
+
+
+def _plain(a):
+    """A tnp array over ``a``'s buffer that is not a Variable (results must not alias state)."""
+    return wrap(backend_array(a), device_of(a)) if isinstance(a, Variable) else a
+
+
+# ================================================================ Strategy
+class Strategy:
+    """Mirrors ``tf.distribute.Strategy(extended)``: the user-facing half of a strategy; the
+    work is done by its ``extended`` object. Build a concrete strategy, not this class."""
+
+    def __init__(self, extended):
+        self._extended = extended
+        if not isinstance(self, _DefaultDistributionStrategy):
+            with _live_lock:
+                _live.add(self)
+
+    @property
+    def extended(self):
+        """The ``StrategyExtended`` with the APIs for distribution-aware code."""
+        return self._extended
+
+    @property
+    def num_replicas_in_sync(self):
+        """The number of replicas whose gradients are combined (all workers together)."""
+        return self._extended._num_replicas_in_sync
+
+    @property
+    def cluster_resolver(self):
+        """The ``ClusterResolver`` of a multi-worker strategy, None for the others."""
+        return getattr(self._extended, "_cluster_resolver", None)
+
+    def scope(self):
+        """Mirrors ``Strategy.scope()``: a context manager making this the current strategy
+        (cross-replica context) with its variable creator active."""
+        return _StrategyScope(self)
+
+    # ------------------------------------------------------------------ running replicas
+    def run(self, fn, args=(), kwargs=None, options=None):
+        """Mirrors ``Strategy.run(fn, args=(), kwargs=None, options=None)``: call ``fn`` on each
+        local replica in its replica context (DistributedValues among the arguments are
+        specialised per replica); the results regrouped (a plain value with one local
+        replica, as here)."""
+        if options is not None and not isinstance(options, RunOptions):
+            raise TypeError(f"Strategy.run: options must be a tt.distribute.RunOptions, got "
+                            f"{type(options).__name__}")
+        if not callable(fn):
+            raise TypeError(f"Strategy.run: fn must be callable, got {type(fn).__name__}")
+        return self._extended._call_for_each_replica(fn, tuple(args), dict(kwargs or {}))
+
+    def reduce(self, reduce_op, value, axis=None):
+        """Mirrors ``Strategy.reduce(reduce_op, value, axis)``: combine per-replica values
+        (a nest of them) across all replicas with SUM or MEAN; with ``axis`` each replica's
+        value is first summed along it and MEAN divides by the global number of elements
+        along it (uneven batches count for what they hold)."""
+        _require_cross_replica_or_default(self, "Strategy.reduce")
+        op = as_reduce_op(reduce_op, "Strategy.reduce")
+        if axis is not None and not isinstance(axis, (int, _np.integer, tuple, list)):
+            raise TypeError(f"Strategy.reduce: axis must be an int, a tuple of ints or None, "
+                            f"got {type(axis).__name__}")
+        return self._extended._reduce_nest(op, value, axis)
+
+    def gather(self, value, axis):
+        """Mirrors ``Strategy.gather(value, axis)``: the replicas' values concatenated along
+        ``axis`` (sizes along it may differ), in replica order, on this replica's device."""
+        _require_cross_replica_or_default(self, "Strategy.gather")
+        return self._extended._gather_nest(value, axis, "Strategy.gather")
+
+    def experimental_local_results(self, value):
+        """Mirrors ``Strategy.experimental_local_results(value)``: a tuple of this worker's
+        per-replica values."""
+        return _values.local_results(value, self._extended._num_local)
+
+    # ------------------------------------------------------------------ input
+    def experimental_distribute_dataset(self, dataset, options=None):
+        """Mirrors ``Strategy.experimental_distribute_dataset(dataset, options=None)``:
+        ``dataset`` is batched with the global batch size; each worker iterates its part of
+        every batch (see ``input_lib``)."""
+        from . import input_lib
+        return input_lib.DistributedDataset(dataset, self, options)
+
+    def distribute_datasets_from_function(self, dataset_fn, options=None):
+        """Mirrors ``Strategy.distribute_datasets_from_function(dataset_fn, options=None)``:
+        ``dataset_fn(InputContext)`` makes this worker's dataset of per-replica batches."""
+        from . import input_lib
+        return input_lib.DistributedDatasetsFromFunction(dataset_fn, self, options)
+
+    def experimental_distribute_datasets_from_function(self, dataset_fn, options=None):
+        """TF 2.4's deprecated name of :meth:`distribute_datasets_from_function`."""
+        return self.distribute_datasets_from_function(dataset_fn, options)
+
+    def experimental_distribute_values_from_function(self, value_fn):
+        """Mirrors ``Strategy.experimental_distribute_values_from_function(value_fn)``:
+        ``value_fn(ValueContext)`` for each local replica; the values as per-replica values."""
+        ext = self._extended
+        vals = []
+        for i in range(ext._num_local):
+            vals.append(value_fn(ValueContext(ext._replica_id_base + i,
+                                              ext._num_replicas_in_sync)))
+        return _values.regroup(vals, always_wrap=False,
+                               where="experimental_distribute_values_from_function")
+
+    def __deepcopy__(self, memo):
+        # shared, not copied (a deep-copied model keeps its strategy): a strategy holds the
+        # job's communicator, whose collectives every rank runs in one sequence
+        return self
+
+    def __repr__(self):
+        return f"<tt.distribute.{type(self).__name__} replicas={self.num_replicas_in_sync}>"
+
+
+class _StrategyScope:
+    """``strategy.scope()``: the strategy current in cross-replica context, its variable
+    creator active; re-entering the same strategy (or its scope inside its ``run``) is
+    allowed, another strategy's scope is a ValueError (TF: 'Mixing different
+    tf.distribute.Strategy objects')."""
+
+    __slots__ = ("_strategy", "_creator_scope", "_pushed")
+
+    def __init__(self, strategy):
+        self._strategy = strategy
+        self._creator_scope = None
+        self._pushed = None
+
+    def __enter__(self):
+        s = self._strategy
+        cur = _current()
+        default = _get_default_strategy()
+        if cur.strategy is not s and cur.strategy is not default and s is not default:
+            raise ValueError(f"Mixing different tt.distribute.Strategy objects: "
+                             f"{type(s).__name__} is not {type(cur.strategy).__name__} (the "
+                             f"strategy whose scope or run is active)")
+        if cur.strategy is s and cur.replica_context is not _default_replica_ctx():
+            # already current: keep its context (a replica context stays one)
+            self._pushed = _Context(s, cur.replica_context)
+        else:
+            self._pushed = _Context(s, None)
+        _stack().append(self._pushed)
+        creator = s._extended._variable_creator
+        if creator is not None and cur.strategy is not s:
+            self._creator_scope = variable_creator_scope(creator)
+            self._creator_scope.__enter__()
+        return s
+
+    def __exit__(self, *exc):
+        if self._creator_scope is not None:
+            self._creator_scope.__exit__(*exc)
+            self._creator_scope = None
+        stack = _stack()
+        if not stack or stack[-1] is not self._pushed:
+            raise RuntimeError("Strategy.scope: scopes exited out of order (they must nest)")
+        stack.pop()
+        return False
+
+
+# ================================================================ StrategyExtended
+class StrategyExtended:
+    """Mirrors ``tf.distribute.StrategyExtended``: the APIs for distribution-aware code, and
+    the machinery of a strategy with one replica per process: ``communicator`` (a collective
+    ``Communicator``, None for one process) and ``device`` (None: the default device at each
+    call)."""
+
+    _variable_creator = None    # strategies that own their variables set a creator
+
+    def __init__(self, container_strategy, communicator=None, device=None):
+        self._container_strategy_ref = container_strategy
+        self._comm = communicator
+        self._device = device
+        self._num_local = 1
+        size = 1 if communicator is None else int(communicator.size)
+        rank = 0 if communicator is None else int(communicator.rank)
+        self._num_workers = size
+        self._worker_index = rank
+        self._num_replicas_in_sync = size * self._num_local
+        self._replica_id_base = rank * self._num_local
+        self._created = set()      # hash(v.ref()) of the variables made in the scope
+        self._created_lock = threading.Lock()
+
+    def _container_strategy(self):
+        return self._container_strategy_ref
+
+    # ------------------------------------------------------------------ description
+    def _device_name(self):
+        d = self._device or tnp.get_default_device()
+        kind, _, idx = str(d).partition(":")
+        job = "localhost" if self._comm is None else "worker"
+        return (f"/job:{job}/replica:0/task:{self._worker_index}/device:"
+                f"{kind.upper()}:{idx or 0}")
+
+    @property
+    def worker_devices(self):
+        """The devices this worker runs replicas on (TF-style names)."""
+        return (self._device_name(),)
+
+    @property
+    def parameter_devices(self):
+        """The devices holding this worker's copies of the variables."""
+        return (self._device_name(),)
+
+    @property
+    def experimental_require_static_shapes(self):
+        return False
+
+    @property
+    def _is_chief(self):
+        return self._worker_index == 0
+
+    @property
+    def should_checkpoint(self):
+        """Whether this worker writes checkpoints (the chief, worker 0)."""
+        return self._is_chief
+
+    @property
+    def should_save_summary(self):
+        """Whether this worker writes summaries (the chief, worker 0)."""
+        return self._is_chief
+
+    @property
+    def should_init(self):
+        return True
+
+    # ------------------------------------------------------------------ variables
+    def _record_created(self, v):
+        with self._created_lock:
+            self._created.add(hash(v.ref()))
+
+    def variable_created_in_scope(self, v):
+        """Mirrors ``StrategyExtended.variable_created_in_scope(v)``."""
+        return isinstance(v, Variable) and hash(v.ref()) in self._created
+
+    def colocate_vars_with(self, colocate_with_variable):
+        """Mirrors ``StrategyExtended.colocate_vars_with(var)``: variables made in the block
+        go on ``var``'s device."""
+        dev = device_of(colocate_with_variable)
+
+        def creator(next_creator, **kwargs):
+            kwargs["device"] = dev
+            return next_creator(**kwargs)
+        return variable_creator_scope(creator)
+
+    def value_container(self, value):
+        """Mirrors ``StrategyExtended.value_container(value)``: the value itself here (a
+        variable is its own container)."""
+        return value
+
+    def read_var(self, v):
+        """The value of ``v`` as read in cross-replica context (TF's ``read_var``): an ON_READ
+        variable aggregated across replicas (SUM, MEAN, the first replica's), any other as
+        it is."""
+        return self._read_on_read([v])[0]
+
+    def update(self, var, fn, args=(), kwargs=None, group=True):
+        """Mirrors ``StrategyExtended.update(var, fn, args=(), kwargs=None, group=True)``:
+        ``fn(var, *args, **kwargs)`` on this worker's copy of ``var`` (every worker runs the
+        same update)."""
+        _require_cross_replica_or_default(self._container_strategy(), "StrategyExtended.update")
+        kwargs = kwargs or {}
+        args = _values.select_replica_mirrored(0, args)
+        kwargs = _values.select_replica_mirrored(0, kwargs)
+        return fn(var, *args, **kwargs)
+
+    def reduce_to(self, reduce_op, value, destinations, options=None):
+        """Mirrors ``StrategyExtended.reduce_to(reduce_op, value, destinations, options=None)``:
+        ``value`` combined across all replicas (a mirrored result on every worker)."""
+        op = as_reduce_op(reduce_op, "StrategyExtended.reduce_to")
+        return self._reduce_nest(op, value, None)
+
+    def batch_reduce_to(self, reduce_op, value_destination_pairs, options=None):
+        """Mirrors ``StrategyExtended.batch_reduce_to(reduce_op, value_destination_pairs,
+        options=None)``: several reductions in one collective per dtype."""
+        op = as_reduce_op(reduce_op, "StrategyExtended.batch_reduce_to")
+        pairs = list(value_destination_pairs)
+        return self._reduce_nest(op, [v for v, _ in pairs], None)
+
+    # ------------------------------------------------------------------ replicas
+    def _replica_device(self):
+        return self._device
+
+    def _call_for_each_replica(self, fn, args, kwargs):
+        strategy = self._container_strategy()
+        cur = _current()
+        if cur.replica_context is not None and cur.strategy is strategy and \
+                cur.replica_context is not _default_replica_ctx():
+            raise RuntimeError(f"{type(strategy).__name__}.run: called inside a replica "
+                               f"function (a replica context); call it in cross-replica "
+                               f"context")
+        args = _values.select_replica(0, args)
+        kwargs = _values.select_replica(0, kwargs)
+        ctx = ReplicaContext(strategy, self._replica_id_base)
+        dev = self._replica_device()
+        with strategy.scope(), ctx, (tnp.default_device(dev) if dev is not None
+                                     else contextlib.nullcontext()):
+            return fn(*args, **kwargs)
+
+    # ------------------------------------------------------------------ collectives
+    def _local_sum(self, value, where):
+        """This worker's contribution of a (possibly per-replica) leaf: its local replicas'
+        values summed, as a tnp array."""
+        parts = _values.local_results(value, None)
+        if len(parts) != self._num_local:
+            raise ValueError(f"{where}: a value of {len(parts)} replicas for a strategy with "
+                             f"{self._num_local} local replicas")
+        total = None
+        for p in parts:
+            p = _plain(_as_array(p))
+            total = p if total is None else total + p
+        return total
+
+    def _all_reduce_arrays(self, op, arrays):
+        """``arrays`` (tnp arrays, this worker's contributions) combined over all workers with
+        ``op`` ("sum", or "mean" over ``num_replicas_in_sync``): one collective per dtype and
+        device; new tnp arrays, in order."""
+        return all_reduce_arrays(self._comm, op, arrays, self._num_replicas_in_sync)
+
+    def _reduce_nest(self, op, value, axis):
+        """``Strategy.reduce`` / ``reduce_to`` on a nest."""
+        leaves = _flatten(value)
+        if op is ReduceOp.MEAN and axis is None and all(
+                isinstance(x, _values.Mirrored) for x in leaves) and leaves:
+            # TF: the mean of values equal on every replica is that value, no collective
+            return _pack(value, [_as_array(x._values[0]) for x in leaves])
+        where = "Strategy.reduce"
+        if axis is None:
+            local = [self._local_sum(x, where) for x in leaves]
+            return _pack(value, self._all_reduce_arrays(op.value.lower(), local))
+        axes = tuple(int(a) for a in axis) if isinstance(axis, (tuple, list)) else (int(axis),)
+        sums, counts = [], []
+        for x in leaves:
+            parts = [_plain(_as_array(p)) for p in _values.local_results(x, None)]
+            s, c = None, 0
+            for p in parts:
+                if not p.ndim:
+                    raise ValueError(f"{where}: cannot reduce a 0-d value along axis {axis}")
+                for a in axes:
+                    if not -p.ndim <= a < p.ndim:
+                        raise ValueError(f"{where}: axis {axis} is out of bounds for a value of "
+                                         f"shape {tuple(p.shape)}")
+                ps = tnp.sum(p, axis=axes)
+                s = ps if s is None else s + ps
+                c += int(_np.prod([p.shape[a] for a in axes]))
+            sums.append(s)
+            counts.append(c)
+        sums = self._all_reduce_arrays("sum", sums)
+        if op is ReduceOp.SUM:
+            return _pack(value, sums)
+        dev = device_of(sums[0]) if sums else None
+        cnt = self._all_reduce_arrays("sum", [tnp.asarray(_np.array(counts, _np.int64),
+                                                          device=dev)])[0]
+        out = []
+        for i, s in enumerate(sums):
+            denom = cnt[i].astype(s.dtype) if s.dtype.kind in "fc" else cnt[i]
+            out.append(tnp.true_divide(s, denom))
+        return _pack(value, out)
+
+    def _gather_arrays(self, arrays, axis, where):
+        """Each array concatenated along ``axis`` over all replicas, in replica order."""
+        out = []
+        for a in arrays:
+            a = _plain(_as_array(a))
+            if a.ndim == 0:
+                raise ValueError(f"{where}: cannot gather a 0-d value (shape ()) along axis "
+                                 f"{axis}")
+            if not -a.ndim <= axis < a.ndim:
+                raise ValueError(f"{where}: axis {axis} is out of bounds for a value of shape "
+                                 f"{tuple(a.shape)}")
+            if self._comm is None or self._num_workers == 1:
+                out.append(wrap(backend_array(a).copy(), device_of(a)))
+                continue
+            ax = axis % a.ndim
+            dev = device_of(a)
+            xp = array_module(dev)
+            moved = xp.ascontiguousarray(xp.moveaxis(backend_array(a), ax, 0))
+            g = self._comm.allgather(moved)
+            # a copy: the members of a thread group share one result
+            out.append(wrap(xp.moveaxis(g, 0, ax).copy(), dev))
+        return out
+
+    def _gather_nest(self, value, axis, where):
+        leaves = _flatten(value)
+        local = []
+        for x in leaves:
+            parts = [_plain(_as_array(p)) for p in _values.local_results(x, None)]
+            local.append(parts[0] if len(parts) == 1 else tnp.concatenate(parts, axis=axis))
+        return _pack(value, self._gather_arrays(local, int(axis), where))
+
+    def _broadcast_arrays(self, arrays, root=0):
+        """Backend arrays written in place with worker ``root``'s values."""
+        if self._comm is None or self._num_workers == 1:
+            return
+        for a in arrays:
+            if a.size == 0:
+                continue
+            # a private copy: a thread group's broadcast hands the root's buffer itself to the
+            # others, who must not see the root's later writes into its variable
+            flat = a.copy().reshape(-1)
+            # as bytes: any dtype (bfloat16, uint64 words) crosses unchanged
+            got = self._comm.broadcast(flat.view(_np.uint8), root=root)
+            a[...] = got.view(a.dtype).reshape(a.shape)
+
+    def _gradient_aggregator(self, optimizer):
+        """The object summing ``optimizer``'s gradients over the replicas (an optimizer's
+        ``gradient_aggregator``), or None when there is one replica."""
+        return None
+
+    # ------------------------------------------------------------------ ON_READ state
+    def _read_on_read(self, variables):
+        """The values of ``variables`` as read in cross-replica context (new tnp arrays):
+        ON_READ ones combined across replicas by their aggregation, in one collective per
+        dtype; the others as they are."""
+        out = [None] * len(variables)
+        by_op = {"sum": [], "mean": [], "first": []}
+        for i, v in enumerate(variables):
+            if isinstance(v, Variable) and v.synchronization is VariableSynchronization.ON_READ \
+                    and self._num_replicas_in_sync > 1:
+                agg = v.aggregation
+                key = ("sum" if agg is VariableAggregation.SUM else
+                       "mean" if agg is VariableAggregation.MEAN else
+                       "first" if agg is VariableAggregation.ONLY_FIRST_REPLICA else None)
+                if key is not None:
+                    by_op[key].append(i)
+                    continue
+            out[i] = wrap(backend_array(v).copy(), device_of(v))
+        for op in ("sum", "mean"):
+            idx = by_op[op]
+            if idx:
+                red = self._all_reduce_arrays(op, [_plain(variables[i]) for i in idx])
+                for i, r in zip(idx, red):
+                    out[i] = r
+        if by_op["first"]:
+            copies = [backend_array(variables[i]).copy() for i in by_op["first"]]
+            self._broadcast_arrays(copies, root=0)
+            for i, c in zip(by_op["first"], copies):
+                out[i] = wrap(c, device_of(variables[i]))
+        return out
+
+    @contextlib.contextmanager
+    def _on_read_values(self, variables):
+        """Inside the block, each ON_READ variable among ``variables`` holds its value as read
+        in cross-replica context (a metric's total summed over replicas), so any code reading
+        it (a metric's ``result``) sees the global value; the local state is put back after.
+        One collective per dtype; no-op with one replica."""
+        on_read = [v for v in variables if isinstance(v, Variable) and
+                   v.synchronization is VariableSynchronization.ON_READ]
+        if self._num_replicas_in_sync == 1 or not on_read:
+            yield
+            return
+        saved = [backend_array(v).copy() for v in on_read]
+        values = self._read_on_read(on_read)
+        for v, val in zip(on_read, values):
+            v.update(_assign_into, val)
+        try:
+            yield
+        finally:
+            for v, s in zip(on_read, saved):
+                v.update(_assign_into, wrap(s, device_of(v)))
+
+
+def _assign_into(a, v):
+    a[...] = v
+
+
+# ================================================================ ReplicaContext
+class ReplicaContext:
+    """Mirrors ``tf.distribute.ReplicaContext(strategy, replica_id_in_sync_group)``: the
+    collectives a replica function may call (``all_reduce``, ``all_gather``, ``merge_call``)
+    and which replica it is. Entering it (``with``) makes it current."""
+
+    def __init__(self, strategy, replica_id_in_sync_group):
+        self._strategy = strategy
+        self._replica_id_in_sync_group = replica_id_in_sync_group
+        self._entered = []
+
+    def __enter__(self):
+        ctx = _Context(self._strategy, self)
+        _stack().append(ctx)
+        self._entered.append(ctx)
+        return self
+
+    def __exit__(self, *exc):
+        ctx = self._entered.pop()
+        stack = _stack()
+        if not stack or stack[-1] is not ctx:
+            raise RuntimeError("ReplicaContext: contexts exited out of order")
+        stack.pop()
+        return False
+
+    @property
+    def strategy(self):
+        return self._strategy
+
+    @property
+    def num_replicas_in_sync(self):
+        return self._strategy.num_replicas_in_sync
+
+    @property
+    def replica_id_in_sync_group(self):
+        """This replica's index among all replicas (its rank for MultiWorkerMirroredStrategy)."""
+        return self._replica_id_in_sync_group
+
+    @property
+    def devices(self):
+        return self._strategy.extended.worker_devices
+
+    def merge_call(self, merge_fn, args=(), kwargs=None):
+        """Mirrors ``ReplicaContext.merge_call(merge_fn, args=(), kwargs=None)``:
+        ``merge_fn(strategy, *args, **kwargs)`` in cross-replica context (with one local
+        replica, the arguments pass as they are)."""
+        if not callable(merge_fn):
+            raise TypeError(f"merge_call: merge_fn must be callable, got "
+                            f"{type(merge_fn).__name__}")
+        ctx = _Context(self._strategy, None)
+        _stack().append(ctx)
+        try:
+            return merge_fn(self._strategy, *args, **(kwargs or {}))
+        finally:
+            _stack().pop()
+
+    def all_reduce(self, reduce_op, value, options=None):
+        """Mirrors ``ReplicaContext.all_reduce(reduce_op, value, options=None)``: ``value`` (a
+        nest of arrays) combined over all replicas, the result on every replica;
+        differentiable (the gradient is the all-reduce of the gradients, as in TF)."""
+        op = as_reduce_op(reduce_op, "ReplicaContext.all_reduce").value.lower()
+        ext = self._strategy.extended
+        # Variables stay themselves: the tape connects the result to the variable read
+        leaves = [_as_array(x) for x in _flatten(value)]
+        if not leaves:
+            return value
+        float_leaves = all(backend_array(x).dtype.kind == "f" for x in leaves)
+        if not float_leaves:
+            return _pack(value, ext._all_reduce_arrays(op, leaves))
+
+        @custom_gradient
+        def reduce(*xs):
+            ys = ext._all_reduce_arrays(op, list(xs))
+
+            def grad(*dys):
+                dys = [tnp.zeros_like(x) if d is None else _as_array(d)
+                       for x, d in zip(xs, dys)]
+                return tuple(ext._all_reduce_arrays(op, dys))
+            return (tuple(ys) if len(ys) > 1 else ys[0]), grad
+
+        out = reduce(*leaves)
+        return _pack(value, list(out) if len(leaves) > 1 else [out])
+
+    def all_gather(self, value, axis, options=None):
+        """Mirrors ``ReplicaContext.all_gather(value, axis, options=None)``: each leaf of
+        ``value`` concatenated over all replicas along ``axis`` (sizes along it may differ);
+        differentiable (a replica's gradient is its slice of the summed gradients)."""
+        ext = self._strategy.extended
+        leaves = [_as_array(x) for x in _flatten(value)]
+        axis = int(axis)
+        out = []
+        for x in leaves:
+            if backend_array(x).dtype.kind != "f":
+                out.append(ext._gather_arrays([x], axis, "ReplicaContext.all_gather")[0])
+                continue
+            out.append(_differentiable_gather(ext, x, axis))
+        return _pack(value, out)
+
+    def __repr__(self):
+        return (f"<tt.distribute.ReplicaContext {self._replica_id_in_sync_group} of "
+                f"{self.num_replicas_in_sync}>")
+
+
+def _differentiable_gather(ext, x, axis):
+    ax = axis % x.ndim if x.ndim else axis
+    sizes = ext._gather_arrays([tnp.asarray(_np.array([x.shape[ax] if x.ndim else 0],
+                                                       _np.int64))], 0,
+                               "ReplicaContext.all_gather")[0]
+    sizes = [int(s) for s in _np.asarray(sizes.to_device("cpu") if device_of(sizes).is_gpu
+                                         else sizes)]
+    me = ext._worker_index
+    lo = sum(sizes[:me])
+
+    @custom_gradient
+    def gather(v):
+        y = ext._gather_arrays([v], axis, "ReplicaContext.all_gather")[0]
+
+        def grad(dy):
+            total = ext._all_reduce_arrays("sum", [_as_array(dy)])[0]
+            index = [slice(None)] * total.ndim
+            index[ax] = slice(lo, lo + sizes[me])
+            return total[tuple(index)]
+        return y, grad
+
+    return gather(x)
+
+
+# ================================================================ the default strategy
+class _DefaultDistributionExtended(StrategyExtended):
+    """The default strategy's extended object: one replica, no collective."""
+
+    def _call_for_each_replica(self, fn, args, kwargs):
+        # TF: the default strategy calls fn directly (in the current context)
+        return fn(*_values.select_replica(0, args), **_values.select_replica(0, kwargs))
+
+    def variable_created_in_scope(self, v):
+        return True
+
+
+class _DefaultDistributionStrategy(Strategy):
+    """The strategy current when no other is (TF's ``_DefaultDistributionStrategy``): one
+    replica on the default device; ``run`` calls the function, ``reduce`` returns the value,
+    datasets pass through."""
+
+    def __init__(self):
+        super().__init__(_DefaultDistributionExtended(self))
+
+    def experimental_distribute_dataset(self, dataset, options=None):
+        return dataset
+
+    def distribute_datasets_from_function(self, dataset_fn, options=None):
+        return dataset_fn(InputContext())
+
+
+_default = {}
+_default_lock = threading.Lock()
+
+
+def _get_default_strategy():
+    s = _default.get("strategy")
+    if s is None:
+        with _default_lock:
+            s = _default.get("strategy")
+            if s is None:
+                s = _DefaultDistributionStrategy()
+                _default["replica_ctx"] = ReplicaContext(s, 0)
+                _default["context"] = _Context(s, _default["replica_ctx"])
+                _default["strategy"] = s
+    return s
+
+
+def _default_replica_ctx():
+    _get_default_strategy()
+    return _default["replica_ctx"]
+
+
+def _default_context():
+    _get_default_strategy()
+    return _default["context"]
+
+
+# ================================================================ optimizers
+def aggregate_gradients(optimizer, grads_and_vars):
+    """``Optimizer.aggregate_gradients`` under the current strategy: the pairs unchanged with
+    one replica; with several, the gradients summed over them (in a replica function; TF 2.4
+    refuses ``apply_gradients`` in cross-replica context)."""
+    ctx = _current()
+    strategy = ctx.strategy
+    if strategy.num_replicas_in_sync == 1:
+        return grads_and_vars
+    if ctx.replica_context is None:
+        raise RuntimeError(f"{optimizer.name}.apply_gradients() cannot be called in "
+                           f"cross-replica context of {strategy!r}; call it in a replica "
+                           f"function (strategy.run)")
+    return strategy.extended._gradient_aggregator(optimizer)(grads_and_vars)

@@ -1,0 +1,15 @@
+"""``tt.distribute.experimental`` (TF 2.4's ``tf.distribute.experimental`` without
+``TPUStrategy``): communication options, the deprecated ``MultiWorkerMirroredStrategy`` alias,
+``ValueContext``, ``CentralStorageStrategy``, and the parameter-server names
+(``ParameterServerStrategy``, ``coordinator``), which a later step implements."""
+from ..collective_all_reduce_strategy import (
+    ExperimentalMultiWorkerMirroredStrategy as MultiWorkerMirroredStrategy)
+from ..collective_util import (CollectiveCommunication, CollectiveHints,
+                               CommunicationImplementation, CommunicationOptions)
+from ..distribute_lib import ValueContext
+from . import coordinator, partitioners
+from ._pending import CentralStorageStrategy, ParameterServerStrategy
+
+__all__ = ["coordinator", "partitioners", "CentralStorageStrategy", "CollectiveCommunication",
+           "CollectiveHints", "CommunicationImplementation", "CommunicationOptions",
+           "MultiWorkerMirroredStrategy", "ParameterServerStrategy", "ValueContext"]

@@ -1,0 +1,111 @@
+"""What ``compile``/``fit``/``evaluate``/``predict`` and the callbacks need from a
+distribution strategy (TF 2.4 keeps it in ``distributed_training_utils``): the model's
+strategy, the chief's writes, the gradient aggregator, the scaled loss."""
+from __future__ import annotations
+
+import contextlib
+
+from ..distribute import distribute_lib
+
+__all__ = ["model_strategy", "is_chief", "chief_only", "wait_for_chief", "strategy_scope", "num_replicas",
+           "install_gradient_aggregator", "check_variables_in_scope"]
+
+
+def model_strategy(model):
+    """The strategy ``model`` was compiled under, else the current one; None for the default
+    strategy (no strategy at all)."""
+    s = model.__dict__.get("_distribution_strategy") if model is not None else None
+    if s is None:
+        s = distribute_lib.get_strategy()
+    return None if s is distribute_lib._get_default_strategy() else s
+
+
+def run_strategy(model):
+    """The strategy ``fit``/``evaluate``/``predict`` run ``model`` under: the one it was
+    compiled under (ValueError inside another's scope), else the current one, whose scope its
+    variables must have been made in (as TF checks); None without a strategy."""
+    own = model.__dict__.get("_distribution_strategy")
+    current = distribute_lib.get_strategy() if distribute_lib.has_strategy() else None
+    if own is not None:
+        if current is not None and current is not own:
+            raise ValueError(f"the model was compiled under {own!r} and is used in the scope "
+                             f"of {current!r}; a model belongs to one strategy")
+        return own
+    if current is not None:
+        check_variables_in_scope(current, model)
+    return current
+
+
+def num_replicas():
+    """The number of replicas whose losses are combined (1 without a strategy)."""
+    return distribute_lib.get_strategy().num_replicas_in_sync
+
+
+def is_chief(model):
+    """Whether this worker writes files and prints progress: the chief (worker 0) under a
+    multi-worker strategy, always otherwise."""
+    s = model_strategy(model)
+    return s is None or s.extended.should_checkpoint
+
+
+@contextlib.contextmanager
+def chief_only(model):
+    """``with chief_only(model) as writes:`` -- ``writes`` says whether this worker writes
+    (the chief); the block runs as one that only some ranks run (no variable made in it is
+    broadcast), so the chief's writes never wait for ranks that skip them."""
+    s = model_strategy(model)
+    if s is None or s.extended._num_workers == 1:
+        yield True
+        return
+    with distribute_lib.local_only():
+        yield s.extended.should_checkpoint
+
+
+def wait_for_chief(model):
+    """Every worker waits here until the chief has finished what it wrote before (a backup):
+    a worker that went on and failed would otherwise end the job in the middle of that write."""
+    s = model_strategy(model)
+    if s is not None and s.extended._num_workers > 1:
+        s.extended._comm.barrier()
+
+
+def strategy_scope(strategy):
+    """``strategy.scope()``, or nothing for None."""
+    return strategy.scope() if strategy is not None else contextlib.nullcontext()
+
+
+def install_gradient_aggregator(strategy, optimizer):
+    """Give ``optimizer`` (the inner one of a ``LossScaleOptimizer``) the strategy's aggregator,
+    unless it was given its own ``gradient_aggregator`` (TF 2.4 then calls the user's)."""
+    inner = getattr(optimizer, "inner_optimizer", None) or optimizer
+    agg = strategy.extended._gradient_aggregator(inner)
+    if agg is None:
+        return
+    current = inner.gradient_aggregator
+    if current == inner.aggregate_gradients or getattr(current, "_strategy_owned", False):
+        agg._strategy_owned = True
+        inner.gradient_aggregator = agg
+
+
+def check_variables_in_scope(strategy, model):
+    """TF 2.4's check in ``compile``: every variable of ``model`` was made in ``strategy``'s
+    scope (else it would not be mirrored: each worker would train its own initial weights)."""
+    for v in model.weights:
+        if not strategy.extended.variable_created_in_scope(v):
+            raise ValueError(
+                f"Variable ({v.name!r}, shape {tuple(v.shape)}) was not created in the "
+                f"distribution strategy scope of ({strategy!r}). It is most likely due to not "
+                f"all layers or the model or optimizer being created outside the distribution "
+                f"strategy scope. Try to make sure your code looks similar to the following.\n"
+                f"with strategy.scope():\n  model=_create_model()\n  model.compile(...)")
+
+
+def strategy_of_weights(model):
+    """The live strategy in whose scope ``model``'s first weight was made, or None."""
+    weights = model.weights
+    if not weights:
+        return None
+    for s in distribute_lib.live_strategies():
+        if s.extended.variable_created_in_scope(weights[0]):
+            return s
+    return None
