@@ -1,4 +1,5 @@
-# make test: create .venv, install the project with its test extras, run the test suite.
+# make test: create .venv, install the project with its test extras (MPI included), run the
+#            test suite.
 # make demo: create .venv, install the project with its example extras, run the main job
 #            (examples/digits_cnn.py: a CNN on scikit-learn's 8x8 digits, to >= 97% test accuracy).
 PYTHON ?= python3
@@ -19,8 +20,13 @@ $(STAMP): pyproject.toml | $(VENV)/bin/python
 
 venv: $(STAMP)
 
+# tests/distributed runs mpiexec jobs of up to 4 ranks: serially, in a pytest run of its own
+# (xdist's --dist loadgroup cannot group tests under pytest 9), after the rest on 2 workers.
+# Both runs always run; the target fails if either does.
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --timeout=300 -q
+	$(PY) -m pytest -n 2 --timeout=300 -q --ignore=tests/distributed; rest=$$?; \
+	$(PY) -m pytest -n 0 --timeout=300 -q tests/distributed; dist=$$?; \
+	test $$rest -eq 0 && test $$dist -eq 0
 
 demo: $(STAMP)
 	$(PY) examples/digits_cnn.py
@@ -46,3 +52,13 @@ gpu-check:
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
+
+# the digits CNN on 2 MPI ranks (examples/digits_multiworker.py) through the venv's mpiexec (the
+# Open MPI wheel's). The env vars: Open MPI refuses root without the first two; 2 ranks on few
+# cores need --oversubscribe and yield_when_idle, and one BLAS thread per rank.
+.PHONY: demo-distributed
+demo-distributed: $(STAMP)
+	$(PIP) install --quiet -e ".[mpi]"
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1 \
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
+	$(VENV)/bin/mpiexec --oversubscribe -n 2 $(PY) examples/digits_multiworker.py
