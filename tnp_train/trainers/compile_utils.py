@@ -174,15 +174,16 @@ class LossesContainer:
 
     def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
         """The total loss (a 0-d tnp array, recorded on an active tape); 0.0 when no output has
-        a loss and there are no regularization losses, as in TF 2.4."""
+        a loss and there are no regularization losses, as in TF 2.4. Under a strategy of N
+        replicas the returned loss is TF 2.4's (``scale_loss_for_distribution``): mean-reduced
+        losses and the regularization losses divided by N, "sum" losses not; the trackers get
+        the unscaled values (a "sum" loss times N), so the job-wide logs are one process's."""
         replicas = _num_replicas()
-        if replicas > 1:
-            return self._call_distributed(y_true, y_pred, sample_weight, regularization_losses,
-                                          replicas)
+        scale = 1.0 / replicas
         ys_true = _align(y_true, self.output_names)
         ys_pred = _align(y_pred, self.output_names, "predictions")
         sws = _align(sample_weight, self.output_names, "sample weights")
-        terms = []
+        terms, metric_terms = [], []
         batch = None
         for fn, w, yt, yp, sw, tracker in zip(self.losses, self.weights, ys_true, ys_pred, sws,
                                               self.per_output_trackers):
@@ -194,52 +195,28 @@ class LossesContainer:
                 value = tnp.mean(tnp.asarray(value))    # a reduction="none" loss
             if batch is None and yt.ndim:
                 batch = int(yt.shape[0])
+            metric_value = loss_value = value
+            if replicas > 1:
+                if getattr(fn, "reduction", "auto") == "sum":
+                    metric_value = value * replicas
+                else:
+                    loss_value = value * scale
             if tracker is not None:
-                tracker.update_state(value, sample_weight=batch)
-            terms.append(value * w if w != 1.0 else value)
+                tracker.update_state(metric_value, sample_weight=batch)
+            metric_terms.append(metric_value * w if w != 1.0 else metric_value)
+            terms.append(loss_value * w if w != 1.0 else loss_value)
         if regularization_losses:
-            terms.append(_add_n([tnp.asarray(r) for r in regularization_losses]))
+            reg = _add_n([tnp.asarray(r) for r in regularization_losses])
+            metric_terms.append(reg)
+            terms.append(reg * scale if replicas > 1 else reg)
         if not terms:
             return tnp.zeros((), dtype="float32")
         total = _add_n(terms)
         # weighted by the batch size, so a short last batch counts for what it holds (no
         # targets, as with add_loss alone: each batch counts once, as in TF 2.4)
-        self.loss_tracker.update_state(total, sample_weight=batch)
+        self.loss_tracker.update_state(total if replicas == 1 else _add_n(metric_terms),
+                                       sample_weight=batch)
         return total
-
-    def _call_distributed(self, y_true, y_pred, sample_weight, regularization_losses, replicas):
-        # TF 2.4's LossesContainer.__call__ under a strategy (scale_loss_for_distribution)
-        ys_true = _align(y_true, self.output_names)
-        ys_pred = _align(y_pred, self.output_names, "predictions")
-        sws = _align(sample_weight, self.output_names, "sample weights")
-        scale = 1.0 / replicas
-        terms, metric_terms = [], []
-        batch = None
-        for fn, w, yt, yp, sw, tracker in zip(self.losses, self.weights, ys_true, ys_pred, sws,
-                                              self.per_output_trackers):
-            if fn is None or yt is None:
-                continue
-            yt, yp, sw = match_dtype_and_rank(yt, yp, sw)
-            value = fn(yt, yp, sample_weight=sw)
-            if not isinstance(value, tnp.ndarray) or value.ndim:
-                value = tnp.mean(tnp.asarray(value))
-            if batch is None and yt.ndim:
-                batch = int(yt.shape[0])
-            summed = getattr(fn, "reduction", "auto") == "sum"
-            metric_value = value * replicas if summed else value
-            if tracker is not None:
-                tracker.update_state(metric_value, sample_weight=batch)
-            metric_terms.append(metric_value * w if w != 1.0 else metric_value)
-            loss_value = value if summed else value * scale
-            terms.append(loss_value * w if w != 1.0 else loss_value)
-        if regularization_losses:
-            reg = _add_n([tnp.asarray(r) for r in regularization_losses])
-            metric_terms.append(reg)
-            terms.append(reg * scale)
-        if not terms:
-            return tnp.zeros((), dtype="float32")
-        self.loss_tracker.update_state(_add_n(metric_terms), sample_weight=batch)
-        return _add_n(terms)
 
     @property
     def metrics(self):

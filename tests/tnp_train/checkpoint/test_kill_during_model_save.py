@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -26,6 +25,7 @@ import time
 
 import numpy as np
 import pytest
+from kill_harness import Lines
 
 import tnp_train as tt
 from tnp_train.checkpoint import saving
@@ -61,6 +61,7 @@ def digest(model):
 CHILD = MODEL_SRC + r'''
 import json, os, shutil, signal, sys
 from tnp_train.checkpoint._io import atomic_write_bytes
+
 
 zygote = os.getpid()
 STEPS = [(os, "replace"), (os, "rename"), (os, "fsync"), (os, "unlink"), (os, "rmdir"),
@@ -127,42 +128,13 @@ while True:
 '''
 
 
-class _Lines:
-    """Lines from a pipe, each read with a deadline."""
-
-    def __init__(self, fd):
-        self.fd, self.buf = fd, b""
-
-    def next(self, timeout):
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("no line from the child process in time")
-            ready, _, _ = select.select([self.fd], [], [], left)
-            if ready:
-                chunk = os.read(self.fd, 65536)
-                if not chunk:
-                    raise EOFError("the child process closed its output")
-                self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode()
-
-    def until(self, prefix, timeout):
-        deadline = time.monotonic() + timeout
-        while True:
-            line = self.next(max(0.0, deadline - time.monotonic()))
-            if line.startswith(prefix):
-                return line
-
-
 class _Server:
     def __init__(self):
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
                    MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1", PYTHONWARNINGS="ignore")
         self.proc = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env)
-        self.lines = _Lines(self.proc.stdout.fileno())
+        self.lines = Lines(self.proc.stdout.fileno())
         self.worker = None
         assert self.lines.next(60) == "ready"
 

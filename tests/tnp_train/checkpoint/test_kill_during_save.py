@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import time
 
 import numpy as np
 import pytest
+from kill_harness import Lines
 
 import tnp
 import tnp_train as tt
@@ -59,6 +59,7 @@ CHILD = MODEL_SRC + r'''
 import json, os, sys
 import tnp_train.train
 from tnp_train.checkpoint._io import atomic_write_bytes
+
 
 directory, side = sys.argv[1], sys.argv[2]
 zygote = os.getpid()
@@ -110,35 +111,6 @@ while True:
 '''
 
 
-class _Lines:
-    """Lines from a pipe, each read with a deadline."""
-
-    def __init__(self, fd):
-        self.fd, self.buf = fd, b""
-
-    def next(self, timeout):
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("no line from the child process in time")
-            ready, _, _ = select.select([self.fd], [], [], left)
-            if ready:
-                chunk = os.read(self.fd, 65536)
-                if not chunk:
-                    raise EOFError("the child process closed its output")
-                self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode()
-
-    def until(self, prefix, timeout):
-        deadline = time.monotonic() + timeout
-        while True:
-            line = self.next(max(0.0, deadline - time.monotonic()))
-            if line.startswith(prefix):
-                return line
-
-
 def _load_latest(directory, ns):
     model, step, extra = ns["build"]()
     path = tt.train.latest_checkpoint(directory)
@@ -160,7 +132,7 @@ def test_sigkill_during_save_leaves_last_completed_checkpoint(tmp_path):
     zyg = subprocess.Popen([sys.executable, "-c", CHILD, directory, side], stdin=subprocess.PIPE,
                            stdout=subprocess.PIPE, env=env)
     worker = None
-    lines = _Lines(zyg.stdout.fileno())
+    lines = Lines(zyg.stdout.fileno())
     in_save = 0
     try:
         assert lines.next(30) == "ready"
