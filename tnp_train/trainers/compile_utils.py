@@ -223,9 +223,11 @@ class LossesContainer:
         return [self.loss_tracker] + [t for t in self.per_output_trackers if t is not None]
 
 
+_distributed = LazyModule("tnp_train.trainers.distributed")   # imports the strategies' module
+
+
 def _num_replicas():
-    from .distributed import num_replicas
-    return num_replicas()
+    return _distributed.num_replicas()
 
 
 _SHAPE_RESOLVED = ("accuracy", "acc", "crossentropy", "ce")
