@@ -69,7 +69,9 @@ def _balanced(ans, x, y, mine):
         hy = _np.equal(unwrap(y), a)
         win, other = (hx, hy) if mine == 0 else (hy, hx)
         ties = win & other
-        if ties.any():
+        # on the CPU, skip the split when there is no tie (reading ``any`` is free there); on a
+        # device, always split rather than wait for a device-to-host read of ``any``
+        if type(a) is not _np.ndarray or ties.any():
             dt = g.dtype if _np.issubdtype(g.dtype, _np.inexact) else a.dtype
             win = _np.where(ties, dt.type(0.5), win.astype(dt))
         return g * wrap(win, ans.device)  # a boolean mask: one pass, g's dtype
