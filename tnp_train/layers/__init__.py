@@ -14,6 +14,7 @@ from .convolutional import *  # noqa: F401,F403
 from .convolutional import __all__ as _conv_all
 from .pooling import *  # noqa: F401,F403
 from .pooling import __all__ as _pool_all
+from . import experimental
 
 __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Activation", "Dropout",
            "Flatten", "Reshape", "Permute", "RepeatVector", "Lambda", "Masking", "TFOpLambda",
@@ -21,5 +22,5 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Activation", "
            "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "dot",
            "serialize", "deserialize", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN",
            "LSTM", "GRU", "Bidirectional", "MultiHeadAttention", "Attention",
-           "BatchNormalization", "LayerNormalization", "Embedding"]
+           "BatchNormalization", "LayerNormalization", "Embedding", "experimental"]
 __all__ += _conv_all + _pool_all

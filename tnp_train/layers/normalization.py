@@ -120,7 +120,8 @@ class BatchNormalization(Layer):
     moving_mean_initializer="zeros", moving_variance_initializer="ones", beta_regularizer=None,
     gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, renorm=False,
     renorm_clipping=None, renorm_momentum=0.99, fused=None, trainable=True,
-    virtual_batch_size=None, adjustment=None, name=None)`` (TF 2.x behaviour).
+    virtual_batch_size=None, adjustment=None, name=None)`` (TF 2.x behaviour), plus Keras
+    2.12's ``synchronized=False`` (True: as ``layers.experimental.SyncBatchNormalization``).
 
     Weights: ``gamma``, ``beta`` (trainable), ``moving_mean``, ``moving_variance``
     (non-trainable, ``aggregation="mean"``, ``synchronization="on_read"``), in that order.
@@ -139,11 +140,15 @@ class BatchNormalization(Layer):
                  beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
                  gamma_constraint=None, renorm=False, renorm_clipping=None, renorm_momentum=0.99,
                  fused=None, trainable=True, virtual_batch_size=None, adjustment=None, name=None,
-                 **kwargs):
+                 synchronized=False, **kwargs):
         super().__init__(name=name, trainable=trainable, **kwargs)
         if renorm or virtual_batch_size is not None or adjustment is not None:
             raise NotImplementedError(f"{self.name}: renorm, virtual_batch_size and adjustment "
                                       f"are not supported")
+        if synchronized and fused:
+            raise ValueError(f"{self.name}: `fused=True` is not supported when "
+                             f"`synchronized=True`")
+        self.synchronized = bool(synchronized)
         if isinstance(axis, (list, tuple)):
             self.axis = [int(a) for a in axis]
         elif isinstance(axis, (int, _np.integer)):
@@ -207,7 +212,8 @@ class BatchNormalization(Layer):
         self._vars = (self.gamma, self.beta, self.moving_mean, self.moving_variance)
         self._ndim = ndim
         fused_like = ndim == 4 and self._axes in ([1], [3]) and pdt != "float64"
-        self._bessel = fused_like if self.fused is not False else False
+        # synchronized: Keras's non-fused path (TF 2.4's SyncBatchNormalization passes fused=False)
+        self._bessel = fused_like if self.fused is not False and not self.synchronized else False
         super().build(input_shape)
 
     def _bshape(self, ndim, shape):
@@ -234,7 +240,12 @@ class BatchNormalization(Layer):
             return normalize(x, g, b, stat_axes, eps,
                              mean=wrap(_backend(mm).reshape(bshape), _tnp_device(mm)),
                              variance=wrap(_backend(mv).reshape(bshape), _tnp_device(mv)))
-        y, (mu, var) = _normalize(x, g, b, stat_axes, eps)
+        replicas = _sync_replicas() if self.synchronized else None
+        if replicas is not None:
+            from .sync_batch_normalization import sync_normalize
+            y, (mu, var) = sync_normalize(x, g, b, stat_axes, eps, replicas)
+        else:
+            y, (mu, var) = _normalize(x, g, b, stat_axes, eps)
         n = 1
         for a in stat_axes:
             n *= x.shape[a]
@@ -264,7 +275,17 @@ class BatchNormalization(Layer):
                 "beta_regularizer": self.beta_regularizer,
                 "gamma_regularizer": self.gamma_regularizer,
                 "beta_constraint": self.beta_constraint, "gamma_constraint": self.gamma_constraint,
-                "fused": self.fused}
+                "fused": self.fused, **({"synchronized": True} if self.synchronized else {})}
+
+
+def _sync_replicas():
+    """The replica context whose replicas a synchronized batch normalization spans, or None
+    (no strategy, one replica, or cross-replica context: local statistics, as TF)."""
+    from ..distribute import distribute_lib
+    ctx = distribute_lib.get_replica_context()
+    if ctx is None or ctx.num_replicas_in_sync <= 1:
+        return None
+    return ctx
 
 
 class LayerNormalization(Layer):

@@ -73,6 +73,7 @@ def _builtin_classes():
     from .. import layers as _layers
     from .. import models as _models
     out = {n: getattr(_layers, n) for n in dir(_layers) if inspect.isclass(getattr(_layers, n))}
+    out.update({n: getattr(_layers.experimental, n) for n in _layers.experimental.__all__})
     out.update({"Sequential": _models.Sequential, "Functional": _models.Functional,
                 "Model": _models.Model})
     return out
