@@ -49,9 +49,18 @@ def normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
     return _normalize(x, gamma, beta, stat_axes, epsilon, mean, variance)[0]
 
 
-def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
+def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None,
+               sum_over_replicas=None):
     """``normalize``, also returning the statistics used, ``(mean, var)`` backend arrays of
-    ``x``'s device."""
+    ``x``'s device.
+
+    ``sum_over_replicas(buf, device)`` (a synchronized batch normalization under a strategy):
+    the batch statistics are the global batch's. Each replica contributes its exact local
+    two-pass moments as ``[n*mean, M2 + n*mean^2, n]`` in float64 (one all-reduce of 2C+1
+    numbers, so only the small between-replica part cancels, in float64, where TF's
+    ``E[x^2] - E[x]^2`` in float32 loses the variance when ``|mean| >> std``); the backward
+    pass sums the two per-channel terms the input gradient needs (one all-reduce of 2C), while
+    ``dgamma``/``dbeta`` stay per-replica sums for the optimizer's gradient all-reduce."""
     stat_axes = tuple(stat_axes)
     given = mean is not None
     out_dtype = x.dtype
@@ -63,13 +72,16 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
         dev, xp = _device_of(x)
         dt = work_dtype(x, gamma, beta)
         xn = _on(x, dev, xp, dt, who)
+        n_global = None
         if given:
             mu = _on(mean, dev, xp, dt, who, strict=False)
             var = _on(variance, dev, xp, dt, who, strict=False)
-        else:
+        elif sum_over_replicas is None:
             mu = xn.mean(axis=stat_axes, keepdims=True)
             xc = xn - mu
             var = xp.mean(xc * xc, axis=stat_axes, keepdims=True)
+        else:
+            mu, var, n_global = _global_moments(xn, xp, dt, stat_axes, dev, sum_over_replicas)
         inv = 1.0 / xp.sqrt(var + dt.type(epsilon))
         xhat = (xn - mu) * inv
         holder["stats"] = (mu, var)
@@ -82,6 +94,8 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
 
         def grad_fn(dy):
             dyn = _on(dy, dev, xp, dt, who, strict=False)
+            if dyn is None:   # every replica must join the backward all-reduce
+                dyn = xp.zeros_like(xn)
             dgamma = dbeta = None
             if gamma is not None:
                 dgamma = _sum_to(dyn * xhat, g.shape)
@@ -91,11 +105,18 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
             if given:
                 dx = dxhat * inv
             else:
-                n = 1
-                for a in stat_axes:
-                    n *= xn.shape[a]
                 s1 = dxhat.sum(axis=stat_axes, keepdims=True)
                 s2 = (dxhat * xhat).sum(axis=stat_axes, keepdims=True)
+                if n_global is None:
+                    n = 1
+                    for a in stat_axes:
+                        n *= xn.shape[a]
+                else:           # the input gradient over the global batch
+                    c = s1.size
+                    tot = sum_over_replicas(xp.concatenate([s1.reshape(-1), s2.reshape(-1)]), dev)
+                    s1 = tot[:c].reshape(s1.shape).astype(dt, copy=False)
+                    s2 = tot[c:].reshape(s2.shape).astype(dt, copy=False)
+                    n = dt.type(n_global)
                 dx = (dxhat - (s1 + xhat * s2) / n) * inv
             return (wrap(dx, dev), None if dgamma is None else wrap(dgamma, dev),
                     None if dbeta is None else wrap(dbeta, dev))
@@ -103,6 +124,35 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
 
     y = op(x, gamma, beta)
     return y, holder["stats"]
+
+
+def _global_moments(xn, xp, dt, stat_axes, dev, sum_over_replicas):
+    """The (biased) mean and variance of the global batch, and its size, from this replica's
+    part ``xn`` (see ``_normalize``)."""
+    n_local = 1
+    for a in stat_axes:
+        n_local *= xn.shape[a]
+    if n_local:
+        mu_l = xn.mean(axis=stat_axes, keepdims=True)
+        xc = xn - mu_l
+        m2_l = (xc * xc).sum(axis=stat_axes, keepdims=True)
+    else:   # an empty local batch (an uneven last global batch) contributes nothing
+        mu_l = xp.zeros(tuple(1 if i in stat_axes else s for i, s in enumerate(xn.shape)), dt)
+        m2_l = mu_l
+    mu64 = mu_l.astype(_np.float64)
+    red = sum_over_replicas(xp.concatenate([
+        (mu64 * n_local).reshape(-1),
+        (m2_l.astype(_np.float64) + n_local * mu64 * mu64).reshape(-1),
+        xp.asarray([float(n_local)], dtype=_np.float64)]), dev)
+    c = mu_l.size
+    n = float(red[2 * c])
+    if n == 0:
+        raise ValueError(f"SyncBatchNormalization: the global batch is empty (inputs of shape "
+                         f"{tuple(xn.shape)} on every replica)")
+    mean64 = red[:c] / n
+    # the between-replica cancellation happens here, in float64; clamp its rounding
+    var64 = xp.maximum(red[c:2 * c] / n - mean64 * mean64, 0.0)
+    return (mean64.reshape(mu_l.shape).astype(dt), var64.reshape(mu_l.shape).astype(dt), n)
 
 
 def _sum_to(a, shape):

@@ -2,109 +2,32 @@
 ``BatchNormalization(synchronized=True)``: in training under a strategy with several replicas,
 the batch statistics are those of the GLOBAL batch.
 
-Forward: ONE all-reduce per call of ``[local sum, local sum of squares, local count]`` (TF 2.4
-makes three). Backward: ONE all-reduce of the local sums of ``dy*gamma`` and
-``dy*gamma*xhat``, which the input gradient needs over the global batch; ``dgamma``/``dbeta``
-stay per-replica sums, because the optimizer's gradient all-reduce sums them already.
-
-Numerics: TF computes ``E[x^2] - E[x]^2`` in the input's precision, which cancels
-catastrophically in float32 when ``|mean| >> std``. Here each replica sends its exact local
-two-pass moments as ``n*mean`` and ``M2 + n*mean^2`` in float64 (a buffer of 2C+1 numbers), so
-only the small between-replica part cancels, in float64.
+The normalization itself is ``normalization._normalize`` with a ``sum_over_replicas``: ONE
+all-reduce forward (the local moments; TF 2.4 makes three) and ONE backward (the two sums the
+input gradient needs); ``dgamma``/``dbeta`` stay per-replica sums, because the optimizer's
+gradient all-reduce sums them already. Numerics are explained there.
 """
 from __future__ import annotations
 
-import numpy as _np
-
 from tnp.extend import backend_array, wrap
 
-from ..autodiff import custom_gradient
-from ..autodiff.tape import first_order_only
-from ._common import work_dtype, device_of as _device_of, on_device
-from .normalization import BatchNormalization, _sum_to
+from .normalization import BatchNormalization, _normalize
 
 __all__ = ["SyncBatchNormalization", "sync_normalize"]
-
-
-def _all_reduce_sum(ctx, buf, dev):
-    """``buf`` (a backend array on ``dev``) summed over the replicas of ``ctx``: one
-    collective."""
-    return backend_array(ctx.strategy.extended._all_reduce_arrays("sum", [wrap(buf, dev)])[0])
 
 
 def sync_normalize(x, gamma, beta, stat_axes, epsilon, ctx):
     """``normalization._normalize`` with the statistics of the global batch over the replicas
     of the replica context ``ctx``; returns ``(y, (mean, var))``, the global (biased)
     statistics as backend arrays of ``x``'s device (identical on every replica)."""
-    stat_axes = tuple(stat_axes)
-    out_dtype = x.dtype
-    holder = {}
-    who = "SyncBatchNormalization"
+    extended = ctx.strategy.extended
 
-    @custom_gradient
-    def op(x, gamma, beta):
-        dev, xp = _device_of(x)
-        dt = work_dtype(x, gamma, beta)
-        xn = on_device(x, dev, xp, dt, who)
-        n_local = 1
-        for a in stat_axes:
-            n_local *= xn.shape[a]
-        if n_local:
-            mu_l = xn.mean(axis=stat_axes, keepdims=True)
-            xc = xn - mu_l
-            m2_l = (xc * xc).sum(axis=stat_axes, keepdims=True)
-        else:   # an empty local batch (an uneven last global batch) contributes nothing
-            mu_l = xp.zeros(tuple(1 if i in stat_axes else s for i, s in enumerate(xn.shape)), dt)
-            m2_l = mu_l
-        shape = mu_l.shape
-        mu64 = mu_l.astype(_np.float64)
-        buf = xp.concatenate([(mu64 * n_local).reshape(-1),
-                              (m2_l.astype(_np.float64) + n_local * mu64 * mu64).reshape(-1),
-                              xp.asarray([float(n_local)], dtype=_np.float64)])
-        red = _all_reduce_sum(ctx, buf, dev)
-        c = mu_l.size
-        n = float(red[2 * c])
-        if n == 0:
-            raise ValueError(f"{who}: the global batch is empty (inputs of shape "
-                             f"{tuple(x.shape)} on every replica)")
-        mean64 = red[:c] / n
-        # the between-replica cancellation happens here, in float64; clamp its rounding
-        var64 = xp.maximum(red[c:2 * c] / n - mean64 * mean64, 0.0)
-        mu = mean64.reshape(shape).astype(dt)
-        var = var64.reshape(shape).astype(dt)
-        inv = 1.0 / xp.sqrt(var + dt.type(epsilon))
-        xhat = (xn - mu) * inv
-        holder["stats"] = (mu, var)
-        g = None if gamma is None else on_device(gamma, dev, xp, dt, who)
-        b = None if beta is None else on_device(beta, dev, xp, dt, who)
-        y = xhat * g if g is not None else xhat.copy()
-        if b is not None:
-            y += b
-        y = wrap(y.astype(out_dtype, copy=False), dev)
+    def sum_over_replicas(buf, dev):
+        # one collective for the whole buffer (a backend array on dev)
+        return backend_array(extended._all_reduce_arrays("sum", [wrap(buf, dev)])[0])
 
-        def grad_fn(dy):
-            dyn = on_device(dy, dev, xp, dt, who, strict=False)
-            if dyn is None:
-                dyn = xp.zeros_like(xn)
-            dgamma = dbeta = None
-            # per-replica sums: the optimizer's all-reduce sums them over the replicas
-            if gamma is not None:
-                dgamma = _sum_to(dyn * xhat, g.shape)
-            if beta is not None:
-                dbeta = _sum_to(dyn, b.shape)
-            dxhat = dyn * g if g is not None else dyn
-            s1 = dxhat.sum(axis=stat_axes, keepdims=True)
-            s2 = (dxhat * xhat).sum(axis=stat_axes, keepdims=True)
-            tot = _all_reduce_sum(ctx, xp.concatenate([s1.reshape(-1), s2.reshape(-1)]), dev)
-            s1 = tot[:c].reshape(shape).astype(dt, copy=False)
-            s2 = tot[c:].reshape(shape).astype(dt, copy=False)
-            dx = (dxhat - (s1 + xhat * s2) / dt.type(n)) * inv
-            return (wrap(dx, dev), None if dgamma is None else wrap(dgamma, dev),
-                    None if dbeta is None else wrap(dbeta, dev))
-        return y, first_order_only("normalization", grad_fn, (x, gamma, beta))
-
-    y = op(x, gamma, beta)
-    return y, holder["stats"]
+    return _normalize(x, gamma, beta, tuple(stat_axes), epsilon,
+                      sum_over_replicas=sum_over_replicas)
 
 
 class SyncBatchNormalization(BatchNormalization):

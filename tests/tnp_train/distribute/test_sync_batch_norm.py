@@ -4,41 +4,18 @@ fused=False); across two workers run as threads (collective.ThreadGroup, as
 tests/tnp_train/distribute/test_strategy.py) equal to a hand-written NumPy batch norm of the
 whole global batch, with the gradients checked by central finite differences of that NumPy
 reference (float64). The mpiexec job is tests/distributed/test_multiworker_sync_bn.py."""
-import threading
 
 import numpy as np
 import pytest
 
 import tnp
 import tnp_train as tt
-from tnp_train.distribute import collective_all_reduce_strategy as cars
-from tnp_train.distribute.collective import ThreadGroup
 from tnp_train.layers.normalization import BatchNormalization
 from tnp_train.layers.sync_batch_normalization import SyncBatchNormalization
 
+from thread_workers import run_workers
+
 EPS = 1e-3
-
-
-def run_workers(n, fn, timeout=20):
-    group = ThreadGroup(n, timeout_seconds=timeout)
-    out, errors = [None] * n, []
-
-    def work(rank):
-        try:
-            out[rank] = fn(cars.MultiWorkerMirroredStrategy._from_communicator(
-                group.member(rank), None), rank)
-        except BaseException as e:  # noqa: BLE001 - reported below, the others must not wait
-            errors.append((rank, e))
-            group.member(rank).abort()
-
-    threads = [threading.Thread(target=work, args=(r,)) for r in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout + 10)
-    if errors:
-        raise errors[0][1]
-    return out
 
 
 def ref_bn(x, gamma, beta, axes):
