@@ -18,14 +18,14 @@ import warnings
 import tnp
 
 from .collective_util import CommunicationImplementation, CommunicationOptions
-from .cross_device_ops import AllReduceGradients
+from .cross_device_ops import AllReduceGradients, PerReplicaGradients
 from .distribute_lib import Strategy, StrategyExtended, in_local_only_block
 
 __all__ = ["MultiWorkerMirroredStrategy", "ExperimentalMultiWorkerMirroredStrategy"]
 
 
 def _broadcast_into(a, ext):
-    ext._broadcast_arrays([a], root=0)
+    ext._broadcast_arrays([a], root=0, comm=ext._worker_comm)
 
 
 def _global_index(resolver):
@@ -50,7 +50,7 @@ class CollectiveAllReduceExtended(StrategyExtended):
     """The extended object of :class:`MultiWorkerMirroredStrategy`."""
 
     def __init__(self, container_strategy, cluster_resolver, communication_options,
-                 communicator=None):
+                 communicator=None, devices=None):
         from .cluster_resolver import ClusterSpec, MPIClusterResolver, SimpleClusterResolver
         from .collective import get_world
         given_options = communication_options
@@ -81,19 +81,40 @@ class CollectiveAllReduceExtended(StrategyExtended):
                 f"launch one process per worker with `mpiexec -n {n}`")
         device = None
         default = tnp.get_default_device()
-        if default.is_gpu:
+        gpus_wanted = int((cluster_resolver.num_accelerators() or {}).get("GPU", 0) or 0)
+        if devices is None and gpus_wanted > 1:
+            # TF's rule: a worker whose resolver names several GPUs runs a replica on each
+            gpus = [d for d in tnp.__array_namespace_info__().devices() if d.kind == "gpu"]
+            if len(gpus) < gpus_wanted:
+                raise ValueError(f"MultiWorkerMirroredStrategy: the cluster resolver asks for "
+                                 f"{gpus_wanted} GPUs per worker; this process sees "
+                                 f"{len(gpus)}")
+            devices = gpus[:gpus_wanted]
+        if devices is not None and len(devices) > 1:
+            from .one_device_strategy import parse_device
+            devices = [parse_device(d, "MultiWorkerMirroredStrategy") for d in devices]
+        elif default.is_gpu:
             # one rank per GPU of its host
             gpus = [d for d in tnp.__array_namespace_info__().devices() if d.kind == "gpu"]
             local = getattr(cluster_resolver, "local_rank", None)
             if gpus and local is not None:
                 device = gpus[local % len(gpus)]
-        super().__init__(container_strategy, communicator=comm, device=device)
+        super().__init__(container_strategy, communicator=comm, device=device,
+                         devices=devices if devices is not None and len(devices) > 1 else None)
         self._cluster_resolver = cluster_resolver
         self._communication_options = communication_options
         self._aggregators = {}
 
     # ------------------------------------------------------------------ variables
     def _variable_creator(self, next_creator, **kwargs):
+        if self._num_local > 1:
+            from .mirrored_strategy import mirror_variable
+
+            def from_worker_0(primary):
+                if self._num_workers > 1 and not in_local_only_block():
+                    # over the workers only: one replica thread of each makes the variable
+                    primary.update(_broadcast_into, self, constrain=False)
+            return mirror_variable(self, next_creator, kwargs, before_mirror=from_worker_0)
         init = kwargs.get("initial_value")
         if callable(init) and not isinstance(init, tnp.ndarray):
             kwargs["initial_value"] = init()
@@ -114,9 +135,14 @@ class CollectiveAllReduceExtended(StrategyExtended):
             return None
         agg = self._aggregators.get(id(optimizer))
         if agg is None or agg[0] is not optimizer:
-            opts = self._communication_options
-            agg = (optimizer, AllReduceGradients(self._comm, self._num_replicas_in_sync,
-                                                 bucket_bytes=opts.bytes_per_pack or None))
+            n = self._num_replicas_in_sync
+            pack = self._communication_options.bytes_per_pack or None
+            if self._num_local > 1:
+                made = PerReplicaGradients(
+                    self, lambda comm: AllReduceGradients(comm, n, bucket_bytes=pack))
+            else:
+                made = AllReduceGradients(self._comm, n, bucket_bytes=pack)
+            agg = (optimizer, made)
             self._aggregators[id(optimizer)] = agg
         return agg[1]
 
@@ -138,12 +164,13 @@ class MultiWorkerMirroredStrategy(Strategy):
                                                      communication_options))
 
     @classmethod
-    def _from_communicator(cls, communicator, communication_options=None):
+    def _from_communicator(cls, communicator, communication_options=None, devices=None):
         """A strategy over ``communicator`` instead of the MPI world (a member of a
-        ``collective.ThreadGroup``: several workers in one process, for tests)."""
+        ``collective.ThreadGroup``: several workers in one process, for tests), each worker
+        running a replica on every one of ``devices`` (default: one replica)."""
         self = cls.__new__(cls)
         Strategy.__init__(self, CollectiveAllReduceExtended(
-            self, None, communication_options, communicator=communicator))
+            self, None, communication_options, communicator=communicator, devices=devices))
         return self
 
     def __repr__(self):

@@ -89,9 +89,10 @@ class CrossDeviceOps:
     def __init__(self):
         self._comm = None
         self._num_local = 1
+        self._bound = False
 
     def _communicator(self):
-        if self._comm is None:
+        if self._comm is None and not self._bound:
             from .collective import get_world
             self._comm = get_world()
         return self._comm
@@ -100,6 +101,7 @@ class CrossDeviceOps:
         """Used by a strategy: reduce over ``comm``'s workers, ``num_local`` replicas each."""
         self._comm = comm
         self._num_local = num_local
+        self._bound = True
 
     @property
     def _num_replicas(self):
@@ -313,3 +315,34 @@ class AllReduceGradients:
         arrays = [_as_plain(g) for g, _ in pairs]
         summed = all_reduce_arrays(self._comm, "sum", arrays, self._num_replicas)
         return [(s, v) for s, (_, v) in zip(summed, pairs)]
+
+
+class PerReplicaGradients:
+    """The ``gradient_aggregator`` of a strategy whose local replicas are threads: each
+    replica thread gets its own :class:`AllReduceGradients` over its own communicator (made on
+    its first call, again when the strategy's replica group is made anew after a failure)."""
+
+    def __init__(self, extended, make):
+        self._ext = extended
+        self._make = make
+        self._by_replica = {}
+
+    def _mine(self):
+        from .distributed_variables import current_replica
+        r = current_replica()
+        if r is None or r[0] is not self._ext:
+            raise RuntimeError("the gradients of a strategy with several local replicas are "
+                               "aggregated in a replica function (strategy.run), not in "
+                               "cross-replica context")
+        comm = self._ext._comm
+        agg = self._by_replica.get(r[1])
+        if agg is None or agg[0] is not comm:
+            agg = self._by_replica[r[1]] = (comm, self._make(comm))
+        return agg[1]
+
+    def gradient_ready(self, variable, gradient):
+        return self._mine().gradient_ready(variable, gradient)
+
+    def __call__(self, grads_and_vars):
+        return self._mine()(grads_and_vars)
+

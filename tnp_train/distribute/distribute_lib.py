@@ -31,7 +31,11 @@ from tnp.extend import array_module, backend_array, device_of, is_tnp_array, wra
 
 from ..autodiff import (Variable, VariableAggregation, VariableSynchronization, custom_gradient,
                         variable_creator_scope)
+from ..autodiff.variables import creator_stack, current_creators
+from ..utils.random import set_thread_stream
 from . import values as _values
+from .collective.base import CollectiveError as _CollectiveError
+from .distributed_variables import SyncOnReadVariable, current_replica, replica_scope
 from .cross_device_ops import all_reduce_arrays
 from .input_options import InputContext, InputReplicationMode, RunOptions
 from .reduce_util import ReduceOp, as_reduce_op
@@ -302,8 +306,12 @@ class Strategy:
         ext = self._extended
         vals = []
         for i in range(ext._num_local):
-            vals.append(value_fn(ValueContext(ext._replica_id_base + i,
-                                              ext._num_replicas_in_sync)))
+            v = value_fn(ValueContext(ext._replica_id_base + i, ext._num_replicas_in_sync))
+            if ext._num_local > 1:
+                # each replica's value on its device, as TF places it
+                from .input_lib import _to_device
+                v = _to_device(v, ext._local_devices[i])
+            vals.append(v)
         return _values.regroup(vals, always_wrap=False,
                                where="experimental_distribute_values_from_function")
 
@@ -369,11 +377,20 @@ class StrategyExtended:
 
     _variable_creator = None    # strategies that own their variables set a creator
 
-    def __init__(self, container_strategy, communicator=None, device=None):
+    def __init__(self, container_strategy, communicator=None, device=None, devices=None):
         self._container_strategy_ref = container_strategy
-        self._comm = communicator
-        self._device = device
-        self._num_local = 1
+        self._worker_comm = communicator
+        if devices is not None and len(devices) > 1:
+            # several local replicas: one thread each (see _call_for_each_replica)
+            self._local_devices = tuple(devices)
+            self._device = self._local_devices[0]
+        else:
+            self._device = devices[0] if devices else device
+            self._local_devices = (self._device,)
+        self._num_local = len(self._local_devices)
+        self._replicas = None          # the replica threads, made at the first run
+        self._replica_comms = None     # each replica thread's communicator
+        self._replica_lock = threading.Lock()
         size = 1 if communicator is None else int(communicator.size)
         rank = 0 if communicator is None else int(communicator.rank)
         self._num_workers = size
@@ -386,9 +403,20 @@ class StrategyExtended:
     def _container_strategy(self):
         return self._container_strategy_ref
 
+    @property
+    def _comm(self):
+        """The communicator of the calling context: a replica thread's own (its rank the
+        replica's id, its size every replica of the job), else the workers' (None: one
+        process)."""
+        if self._num_local > 1:
+            r = current_replica()
+            if r is not None and r[0] is self:
+                return self._local_comms()[r[1]]
+        return self._worker_comm
+
     # ------------------------------------------------------------------ description
-    def _device_name(self):
-        d = self._device or tnp.get_default_device()
+    def _device_name(self, device=None):
+        d = device or self._device or tnp.get_default_device()
         kind, _, idx = str(d).partition(":")
         job = "localhost" if self._comm is None else "worker"
         return (f"/job:{job}/replica:0/task:{self._worker_index}/device:"
@@ -397,12 +425,14 @@ class StrategyExtended:
     @property
     def worker_devices(self):
         """The devices this worker runs replicas on (TF-style names)."""
+        if self._num_local > 1:
+            return tuple(self._device_name(d) for d in self._local_devices)
         return (self._device_name(),)
 
     @property
     def parameter_devices(self):
         """The devices holding this worker's copies of the variables."""
-        return (self._device_name(),)
+        return self.worker_devices
 
     @property
     def experimental_require_static_shapes(self):
@@ -491,6 +521,8 @@ class StrategyExtended:
             raise RuntimeError(f"{type(strategy).__name__}.run: called inside a replica "
                                f"function (a replica context); call it in cross-replica "
                                f"context")
+        if self._num_local > 1:
+            return self._run_replica_threads(fn, args, kwargs)
         args = _values.select_replica(0, args)
         kwargs = _values.select_replica(0, kwargs)
         ctx = ReplicaContext(strategy, self._replica_id_base)
@@ -498,6 +530,99 @@ class StrategyExtended:
         with strategy.scope(), ctx, (tnp.default_device(dev) if dev is not None
                                      else contextlib.nullcontext()):
             return fn(*args, **kwargs)
+
+    # ------------------------------------------------------------------ replica threads
+    def _local_comms(self):
+        """Each local replica's communicator (made once; made anew after a failed run)."""
+        comms = self._replica_comms
+        if comms is None:
+            with self._replica_lock:
+                comms = self._replica_comms
+                if comms is None:
+                    comms = self._replica_comms = self._make_local_comms()
+        return comms
+
+    def _make_local_comms(self):
+        from .collective import ThreadGroup
+        worker = self._worker_comm
+        timeout = getattr(worker, "timeout_seconds", None)
+        group = ThreadGroup(self._num_local, timeout_seconds=timeout)
+        members = [group.member(i) for i in range(self._num_local)]
+        if worker is not None and worker.size > 1:
+            from .collective import HierarchicalCommunicator
+            members = [HierarchicalCommunicator(m, worker) for m in members]
+        self._replica_group = group
+        self._rendezvous = _MergeRendezvous(self._num_local, group.timeout_seconds)
+        return members
+
+    def _break_replicas(self, error):
+        """A replica failed: end its group's collectives and merge points, so the other
+        replicas raise instead of waiting for it; the next run starts a fresh group."""
+        comms = self._replica_comms
+        if comms is None:
+            return
+        self._rendezvous.break_(error)
+        group = self._replica_group
+        with group._cond:
+            if group._broken is None:
+                group._broken = _CollectiveError(f"replica failed: {error!r}")
+            group._cond.notify_all()
+
+    def _run_replica_threads(self, fn, args, kwargs):
+        """``fn`` on every local replica, each in its thread, in its replica context and on its
+        device, with the calling thread's variable creators (the strategy's added); the results
+        regrouped as PerReplica values. The first replica error is raised (after every replica
+        has stopped)."""
+        strategy = self._container_strategy()
+        creators = current_creators()
+        mine = self._variable_creator
+        if mine is not None and not any(c == mine for c in creators):
+            creators = creators + (mine,)
+        self._local_comms()
+        with self._replica_lock:
+            if self._replicas is None:
+                self._replicas = _ReplicaThreads(self._num_local)
+            threads = self._replicas
+
+        def job(i):
+            set_thread_stream(self._replica_id_base + i)
+            a = _values.select_replica(i, args)
+            k = _values.select_replica(i, kwargs)
+            ctx = ReplicaContext(strategy, self._replica_id_base + i)
+            with creator_stack(creators), replica_scope(self, i), ctx, \
+                    tnp.default_device(self._local_devices[i]):
+                return fn(*a, **k)
+
+        results, errors = threads.run(job, on_error=self._break_replicas)
+        if errors:
+            with self._replica_lock:
+                self._replica_comms = None      # the group is broken: a fresh one next time
+                self._aggregators_by_replica = {}
+            first = min(errors, key=lambda e: e[0])
+            raise first[2]
+        return _values.regroup(results)
+
+    def _merge_in_replicas(self, index, merge_fn, args, kwargs):
+        """``ReplicaContext.merge_call`` from local replica ``index``: once every local replica
+        has called it, ``merge_fn(strategy, *args, **kwargs)`` runs once in cross-replica
+        context (per-replica arguments regrouped as PerReplica values) and each replica gets
+        its part of the result."""
+        self._local_comms()
+        strategy = self._container_strategy()
+
+        def run(entries):
+            fn = entries[0][0]
+            a = _values.regroup([e[1] for e in entries], where="merge_call")
+            k = _values.regroup([e[2] for e in entries], where="merge_call")
+            _stack().append(_Context(strategy, None))
+            try:
+                with replica_scope(None, None):
+                    return fn(strategy, *a, **k)
+            finally:
+                _stack().pop()
+
+        result = self._rendezvous.merge(index, (merge_fn, tuple(args), dict(kwargs)), run)
+        return _values.select_replica(index, result)
 
     # ------------------------------------------------------------------ collectives
     def _local_sum(self, value, where):
@@ -508,8 +633,9 @@ class StrategyExtended:
             raise ValueError(f"{where}: a value of {len(parts)} replicas for a strategy with "
                              f"{self._num_local} local replicas")
         total = None
+        dest = self._local_devices[0] if self._num_local > 1 else None
         for p in parts:
-            p = _plain(_as_array(p))
+            p = _plain(_as_array(p, dest))
             total = p if total is None else total + p
         return total
 
@@ -532,8 +658,9 @@ class StrategyExtended:
             return _pack(value, self._all_reduce_arrays(op.value.lower(), local))
         axes = tuple(int(a) for a in axis) if isinstance(axis, (tuple, list)) else (int(axis),)
         sums, counts = [], []
+        dest = self._local_devices[0] if self._num_local > 1 else None
         for x in leaves:
-            parts = [_plain(_as_array(p)) for p in _values.local_results(x, None)]
+            parts = [_plain(_as_array(p, dest)) for p in _values.local_results(x, None)]
             s, c = None, 0
             for p in parts:
                 if not p.ndim:
@@ -570,14 +697,15 @@ class StrategyExtended:
             if not -a.ndim <= axis < a.ndim:
                 raise ValueError(f"{where}: axis {axis} is out of bounds for a value of shape "
                                  f"{tuple(a.shape)}")
-            if self._comm is None or self._num_workers == 1:
+            comm = self._comm
+            if comm is None or comm.size == 1:
                 out.append(wrap(backend_array(a).copy(), device_of(a)))
                 continue
             ax = axis % a.ndim
             dev = device_of(a)
             xp = array_module(dev)
             moved = xp.ascontiguousarray(xp.moveaxis(backend_array(a), ax, 0))
-            g = self._comm.allgather(moved)
+            g = comm.allgather(moved)
             # a copy: the members of a thread group share one result
             out.append(wrap(xp.moveaxis(g, 0, ax).copy(), dev))
         return out
@@ -585,14 +713,17 @@ class StrategyExtended:
     def _gather_nest(self, value, axis, where):
         leaves = _flatten(value)
         local = []
+        dest = self._local_devices[0] if self._num_local > 1 else None
         for x in leaves:
-            parts = [_plain(_as_array(p)) for p in _values.local_results(x, None)]
+            parts = [_plain(_as_array(p, dest)) for p in _values.local_results(x, None)]
             local.append(parts[0] if len(parts) == 1 else tnp.concatenate(parts, axis=axis))
         return _pack(value, self._gather_arrays(local, int(axis), where))
 
-    def _broadcast_arrays(self, arrays, root=0):
-        """Backend arrays written in place with worker ``root``'s values."""
-        if self._comm is None or self._num_workers == 1:
+    def _broadcast_arrays(self, arrays, root=0, comm=None):
+        """Backend arrays written in place with ``root``'s values (over ``comm``, default the
+        calling context's communicator)."""
+        comm = self._comm if comm is None else comm
+        if comm is None or comm.size == 1:
             return
         for a in arrays:
             if a.size == 0:
@@ -601,7 +732,7 @@ class StrategyExtended:
             # others, who must not see the root's later writes into its variable
             flat = a.copy().reshape(-1)
             # as bytes: any dtype (bfloat16, uint64 words) crosses unchanged
-            got = self._comm.broadcast(flat.view(_np.uint8), root=root)
+            got = comm.broadcast(flat.view(_np.uint8), root=root)
             a[...] = got.view(a.dtype).reshape(a.shape)
 
     def _gradient_aggregator(self, optimizer):
@@ -630,12 +761,14 @@ class StrategyExtended:
         for op in ("sum", "mean"):
             idx = by_op[op]
             if idx:
-                red = self._all_reduce_arrays(op, [_plain(variables[i]) for i in idx])
+                # a process of several replicas adds the sum of its copies (MEAN divides by
+                # every replica of the job)
+                red = self._all_reduce_arrays(op, [_on_read_part(variables[i]) for i in idx])
                 for i, r in zip(idx, red):
                     out[i] = r
         if by_op["first"]:
             copies = [backend_array(variables[i]).copy() for i in by_op["first"]]
-            self._broadcast_arrays(copies, root=0)
+            self._broadcast_arrays(copies, root=0, comm=self._worker_comm)
             for i, c in zip(by_op["first"], copies):
                 out[i] = wrap(c, device_of(variables[i]))
         return out
@@ -651,19 +784,161 @@ class StrategyExtended:
         if self._num_replicas_in_sync == 1 or not on_read:
             yield
             return
-        saved = [backend_array(v).copy() for v in on_read]
         values = self._read_on_read(on_read)
+        copies = [v for v in on_read if isinstance(v, SyncOnReadVariable)]
+        plain = [(v, val) for v, val in zip(on_read, values)
+                 if not isinstance(v, SyncOnReadVariable)]
+        # a variable with per-replica copies reads the global value while the copies stay
         for v, val in zip(on_read, values):
+            if isinstance(v, SyncOnReadVariable):
+                v._override = backend_array(val)
+        saved = [backend_array(v).copy() for v, _ in plain]
+        for v, val in plain:
             v.update(_assign_into, val)
         try:
             yield
         finally:
-            for v, s in zip(on_read, saved):
+            for v in copies:
+                v._override = None
+            for (v, _), s in zip(plain, saved):
                 v.update(_assign_into, wrap(s, device_of(v)))
 
 
 def _assign_into(a, v):
     a[...] = v
+
+
+def _on_read_part(v):
+    """What this process adds to the cross-worker reduction of ON_READ variable ``v``."""
+    if isinstance(v, SyncOnReadVariable):
+        return wrap(v.local_contribution(), device_of(v))
+    return _plain(v)
+
+
+# ================================================================ replica threads
+class _ReplicaThreads:
+    """One long-lived daemon thread per local replica (TF's ``_MirroredReplicaThread``s):
+    ``run(job)`` calls ``job(i)`` on thread ``i`` and waits for all of them."""
+
+    def __init__(self, n):
+        import queue
+        self._queues = [queue.SimpleQueue() for _ in range(n)]
+        self._threads = []
+        for i, q in enumerate(self._queues):
+            t = threading.Thread(target=self._loop, args=(q,), name=f"replica {i}",
+                                 daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    @staticmethod
+    def _loop(q):
+        while True:
+            task = q.get()
+            if task is None:
+                return
+            task()
+
+    def run(self, job, on_error):
+        """``(results, errors)``: each replica's result in order, and ``(when, replica,
+        exception)`` for each that raised (``on_error(exc)`` is called at once, so the others
+        stop waiting for it)."""
+        import time
+        n = len(self._queues)
+        results = [None] * n
+        errors = []
+        done = threading.Semaphore(0)
+        lock = threading.Lock()
+
+        def task_for(i):
+            def task():
+                try:
+                    results[i] = job(i)
+                except BaseException as e:       # re-raised in the calling thread
+                    with lock:
+                        errors.append((time.monotonic(), i, e))
+                    try:
+                        on_error(e)
+                    except BaseException:
+                        pass
+                finally:
+                    done.release()
+            return task
+
+        for i, q in enumerate(self._queues):
+            q.put(task_for(i))
+        for _ in range(n):
+            done.acquire()
+        return results, errors
+
+
+class _MergeRendezvous:
+    """The meeting point of ``merge_call`` across the local replica threads."""
+
+    def __init__(self, n, timeout):
+        self._n = n
+        self._timeout = timeout
+        self._cond = threading.Condition()
+        self._entries = [None] * n
+        self._count = 0
+        self._generation = 0
+        self._outcome = None
+        self._broken = None
+
+    def break_(self, error):
+        with self._cond:
+            if self._broken is None:
+                self._broken = error
+            self._cond.notify_all()
+
+    def merge(self, index, entry, run):
+        import time
+        with self._cond:
+            if self._broken is not None:
+                raise _CollectiveError(f"merge_call: replica {index} cannot merge: another "
+                                       f"replica failed: {self._broken!r}")
+            gen = self._generation
+            if self._entries[index] is not None:
+                raise RuntimeError(f"merge_call: replica {index} called merge_call twice "
+                                   f"before the others arrived")
+            self._entries[index] = entry
+            self._count += 1
+            last = self._count == self._n
+            if last:
+                entries = self._entries
+                self._entries = [None] * self._n
+                self._count = 0
+        if last:
+            try:
+                outcome = (run(entries), None)
+            except BaseException as e:
+                outcome = (None, e)
+            with self._cond:
+                self._outcome = outcome
+                self._generation += 1
+                self._cond.notify_all()
+        else:
+            deadline = time.monotonic() + self._timeout
+            with self._cond:
+                while self._generation == gen and self._broken is None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        missing = [i for i, e in enumerate(self._entries) if e is None]
+                        err = _CollectiveError(
+                            f"merge_call: replica {index} waited {self._timeout:g} s for "
+                            f"replica(s) {missing} to call merge_call (every replica must "
+                            f"call it the same number of times)")
+                        self._broken = err
+                        self._cond.notify_all()
+                        raise err
+                    self._cond.wait(left)
+                if self._generation == gen:
+                    raise _CollectiveError(f"merge_call: replica {index} cannot merge: another "
+                                           f"replica failed: {self._broken!r}")
+                outcome = self._outcome
+        result, error = outcome
+        if error is not None:
+            raise error
+        return result
 
 
 # ================================================================ ReplicaContext
@@ -715,6 +990,10 @@ class ReplicaContext:
         if not callable(merge_fn):
             raise TypeError(f"merge_call: merge_fn must be callable, got "
                             f"{type(merge_fn).__name__}")
+        r = current_replica()
+        ext = self._strategy.extended
+        if r is not None and r[0] is ext:
+            return ext._merge_in_replicas(r[1], merge_fn, args, kwargs or {})
         ctx = _Context(self._strategy, None)
         _stack().append(ctx)
         try:
@@ -776,7 +1055,8 @@ def _differentiable_gather(ext, x, axis):
                                "ReplicaContext.all_gather")[0]
     sizes = [int(s) for s in _np.asarray(sizes.to_device("cpu") if device_of(sizes).is_gpu
                                          else sizes)]
-    me = ext._worker_index
+    comm = ext._comm
+    me = 0 if comm is None else comm.rank       # this replica's place among all replicas
     lo = sum(sizes[:me])
 
     @custom_gradient

@@ -172,6 +172,9 @@ class DistributedDataset:
         self._num_workers = ext._num_workers
         self._worker = ext._worker_index
         self._num_replicas = ext._num_replicas_in_sync
+        self._num_local = ext._num_local
+        self._replica_base = ext._replica_id_base
+        self._devices = ext._local_devices
         self._device = ext._device
         self._comm = ext._comm
         self._policy = auto_shard_policy(dataset) if isinstance(dataset, Dataset) else "DATA"
@@ -246,6 +249,8 @@ class DistributedIterator:
 
     def __next__(self):
         d = self._dist
+        if d._num_local > 1:
+            return self._next_local_replicas()
         if d._num_replicas == 1:
             return _to_device(_as_batch(next(self._it)), d._device)
         if d._policy == "DATA":
@@ -258,6 +263,58 @@ class DistributedIterator:
                                    for p in range(d._num_replicas))
             return _to_device(self._parts.popleft(), d._device)
         return self._next_file_sharded()
+
+    def _next_local_replicas(self):
+        """Several replicas in this process: one part per local replica, each on its
+        replica's device, as a PerReplica value."""
+        d = self._dist
+        n = d._num_local
+        if d._num_replicas == 1 or isinstance(d, DistributedDatasetsFromFunction):
+            # elements are per-replica batches already: the next n, one per replica (TF's
+            # round-robin); the epoch ends when a replica would get none
+            parts = []
+            for _ in range(n):
+                try:
+                    parts.append(_as_batch(next(self._it)))
+                except StopIteration:
+                    if not parts:
+                        raise
+                    raise ValueError(
+                        f"distribute_datasets_from_function: the dataset ended after "
+                        f"{len(parts)} of the {n} per-replica batches of a step; make its "
+                        f"length a multiple of the {n} local replicas (e.g. repeat it)") \
+                        from None
+        elif d._policy == "DATA":
+            element = _as_batch(next(self._it))
+            parts = [split_batch(element, d._num_replicas, d._replica_base + i)
+                     for i in range(n)]
+        else:
+            parts = []
+            for _ in range(n):
+                if d._policy == "FILE":
+                    # the per-step "anyone still has data" agreement is per worker step
+                    parts.append(self._next_file_sharded() if not parts else
+                                 self._take_or_empty())
+                else:
+                    if not self._parts:
+                        element = _as_batch(next(self._it))
+                        self._parts.extend(split_batch(element, d._num_replicas, p)
+                                           for p in range(d._num_replicas))
+                    parts.append(self._parts.popleft())
+        return _values.PerReplica([_to_device(p, dev) for p, dev in zip(parts, d._devices)])
+
+    def _take_or_empty(self):
+        d = self._dist
+        if not self._parts and not self._done:
+            try:
+                element = _as_batch(next(self._it))
+                self._parts.extend(split_batch(element, d._num_replicas, p)
+                                   for p in range(d._num_replicas))
+            except StopIteration:
+                self._done = True
+        if self._parts:
+            return self._parts.popleft()
+        return _values._map_nest(lambda x: None if x is None else x[:0], self._template)
 
     def _next_file_sharded(self):
         d = self._dist
@@ -350,6 +407,9 @@ class DistributedDatasetsFromFunction(DistributedDataset):
         self._num_workers = ext._num_workers
         self._worker = ext._worker_index
         self._num_replicas = 1          # elements are per-replica already: nothing to split
+        self._num_local = ext._num_local
+        self._replica_base = 0
+        self._devices = ext._local_devices
         self._device = ext._device
         self._comm = ext._comm
         self._policy = "OFF"

@@ -1,17 +1,22 @@
 """``MirroredStrategy`` (TF 2.4's ``mirrored_strategy``): synchronous training on the devices of
 one process, one replica per device, variables mirrored on each.
 
-This step supports one device per process (a replica on that device, as ``OneDeviceStrategy``
-with MirroredStrategy's API); several devices in one process (one replica per device, each in
-its own thread, NCCL between GPUs) come with a later step and are refused with
-NotImplementedError meanwhile. Several processes are ``MultiWorkerMirroredStrategy``'s job.
+With several devices each replica runs in its own thread (``strategy.run`` hands the function
+to every replica thread and waits); a variable made in the scope is a ``MirroredVariable`` (or
+a ``SyncOnReadVariable`` for ON_READ state) with a copy on every device; the replicas' gradients
+are summed over a thread group (on the host; between GPUs the same, staged through it, until an
+NCCL path exists) and every replica applies the same update to its copy. On the CPU,
+``MirroredStrategy(["cpu:0", "cpu:1"])`` runs two replicas on tnp's two CPU devices, which
+refuse to be mixed as two GPUs would. Several processes are ``MultiWorkerMirroredStrategy``'s
+job.
 """
 from __future__ import annotations
 
 import tnp
 
-from .cross_device_ops import CrossDeviceOps
-from .distribute_lib import Strategy
+from .cross_device_ops import AllReduceGradients, CrossDeviceOps, PerReplicaGradients
+from .distribute_lib import Strategy, StrategyExtended
+from .distributed_variables import make_distributed
 from .one_device_strategy import _SingleDeviceExtended, parse_device
 
 __all__ = ["MirroredStrategy"]
@@ -22,10 +27,55 @@ def _all_gpus():
     return [d for d in tnp.__array_namespace_info__().devices() if d.kind == "gpu"]
 
 
+def mirror_variable(ext, next_creator, kwargs, before_mirror=None):
+    """A variable made by ``next_creator(**kwargs)`` on the first local device and mirrored on
+    the others (``before_mirror(primary)`` first: a broadcast from worker 0)."""
+    init = kwargs.get("initial_value")
+    if callable(init) and not isinstance(init, tnp.ndarray):
+        kwargs["initial_value"] = init()
+    kwargs["device"] = ext._local_devices[0]
+    with tnp.default_device(ext._local_devices[0]):
+        primary = next_creator(**kwargs)
+    if before_mirror is not None:
+        before_mirror(primary)
+    v = make_distributed(primary, ext._local_devices, ext)
+    ext._record_created(v)
+    return v
+
+
+class MirroredExtended(StrategyExtended):
+    """The extended object of a :class:`MirroredStrategy` over several devices."""
+
+    def __init__(self, container_strategy, devices, cross_device_ops=None):
+        super().__init__(container_strategy, communicator=None, devices=devices)
+        self._num_replicas_in_sync = self._num_local
+        self._cross_device_ops = cross_device_ops
+        self._aggregators = {}
+
+    def _variable_creator(self, next_creator, **kwargs):
+        return mirror_variable(self, next_creator, kwargs)
+
+    def _gradient_aggregator(self, optimizer):
+        agg = self._aggregators.get(id(optimizer))
+        if agg is None or agg[0] is not optimizer:
+            n = self._num_replicas_in_sync
+            agg = (optimizer, PerReplicaGradients(self, lambda comm: AllReduceGradients(comm, n)))
+            self._aggregators[id(optimizer)] = agg
+        return agg[1]
+
+    @property
+    def should_checkpoint(self):
+        return True
+
+    @property
+    def should_save_summary(self):
+        return True
+
+
 class MirroredStrategy(Strategy):
     """Mirrors ``tf.distribute.MirroredStrategy(devices=None, cross_device_ops=None)``:
-    ``devices`` defaults to every GPU, else the CPU. Only one device is supported in this
-    version (NotImplementedError for more)."""
+    ``devices`` defaults to every GPU, else the CPU; one replica per device (threads when
+    there are several)."""
 
     def __init__(self, devices=None, cross_device_ops=None):
         if cross_device_ops is not None and not isinstance(cross_device_ops, CrossDeviceOps):
@@ -47,15 +97,13 @@ class MirroredStrategy(Strategy):
                                  f"{[str(x) for x in devs]}")
             seen.add(d)
         if len(devs) > 1:
-            raise NotImplementedError(
-                f"MirroredStrategy: several devices in one process ({[str(d) for d in devs]}) "
-                f"are not supported yet (one replica per device, in threads, comes with a later "
-                f"step); give one device, or run one process per device under "
-                f"MultiWorkerMirroredStrategy (mpiexec -n {len(devs)})")
-        super().__init__(_SingleDeviceExtended(self, communicator=None, device=devs[0]))
+            super().__init__(MirroredExtended(self, devs, cross_device_ops))
+        else:
+            super().__init__(_SingleDeviceExtended(self, communicator=None, device=devs[0]))
         self._cross_device_ops = cross_device_ops
         if cross_device_ops is not None:
-            cross_device_ops._bind(None, 1)
+            cross_device_ops._bind(None, len(devs))
 
     def __repr__(self):
-        return f"<tt.distribute.MirroredStrategy devices=[{self._extended._device}]>"
+        devs = ", ".join(str(d) for d in self._extended._local_devices)
+        return f"<tt.distribute.MirroredStrategy devices=[{devs}]>"

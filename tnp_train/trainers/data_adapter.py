@@ -20,6 +20,7 @@ import numpy as _np
 
 import tnp
 
+from ..distribute.values import PerReplica
 from ..layers.keras_tensor import flatten, pack_like
 from ..utils.random import get_rng
 
@@ -184,7 +185,10 @@ class DataHandler:
         self._dist = None
         if distribute is not None:
             ext = distribute.extended
-            self._dist = (ext._num_replicas_in_sync, ext._worker_index, ext._device, ext._comm)
+            # parts of a global batch, this worker's first part (its first replica's), the
+            # devices of its replicas (one part each), its communicator
+            self._dist = (ext._num_replicas_in_sync, ext._replica_id_base, ext._local_devices,
+                          ext._comm)
         if _is_dataset(x) or (hasattr(x, "__iter__") and not isinstance(
                 x, (tnp.ndarray, _np.ndarray, list, tuple, dict)) and not hasattr(x, "__array__")):
             if y is not None:
@@ -300,7 +304,8 @@ class DataHandler:
                 return
             batch = batch if isinstance(batch, tuple) else \
                 (tuple(batch) if isinstance(batch, list) else batch)
-            yield self._weights_for(self._local_part(batch))
+            yield self._local_part(batch) if self._dist is not None else \
+                self._weights_for(batch)
             k += 1
 
     def _local_part(self, batch):
@@ -308,8 +313,11 @@ class DataHandler:
         if self._dist is None:
             return batch
         from ..distribute.input_lib import _to_device, split_batch
-        parts, part, device, _ = self._dist
-        return _to_device(split_batch(batch, parts, part, "fit"), device)
+        from ..distribute.values import PerReplica
+        parts, base, devices, _ = self._dist
+        local = [self._weights_for(_to_device(split_batch(batch, parts, base + i, "fit"), d))
+                 for i, d in enumerate(devices)]
+        return local[0] if len(local) == 1 else PerReplica(local)
 
     def _array_batches(self):
         n, bs = self._n, self.batch_size
@@ -324,31 +332,40 @@ class DataHandler:
                 idx = get_rng().permutation(n)
         else:
             idx = None
-        parts, part, device, comm = self._dist or (1, 0, None, None)
+        parts, base, devices, comm = self._dist or (1, 0, (None,), None)
         if idx is not None and comm is not None and comm.size > 1:
             # worker 0's order on every worker (ranks seeded differently would shuffle apart)
             idx = comm.broadcast(_np.ascontiguousarray(idx, dtype=_np.int64), root=0)
         steps = self.steps_per_epoch
         for b in range(steps):
             lo, hi = b * bs, min((b + 1) * bs, n)
-            if parts > 1:
-                # this worker's rows of the global batch [lo, hi)
-                first, end = _part_bounds(hi - lo, parts, part)
-                lo, hi = lo + first, lo + end
-            if idx is None:
-                leaves = [None if a is None else a[lo:hi] for a in flat]
-            else:
-                sel = {}    # the batch's indices on each device that holds data
-                leaves = []
-                for a in flat:
-                    if a is None:
-                        leaves.append(None)
-                        continue
-                    d = a.device
-                    if d not in sel:
-                        sel[d] = tnp.asarray(idx[lo:hi], device=d)
-                    leaves.append(a[sel[d]])
-            if device is not None:
-                leaves = [a if a is None or a.device == device else a.to_device(device)
-                          for a in leaves]
-            yield self._weights_for(pack_like(self._data, leaves))
+            # each local replica's rows of the global batch [lo, hi): its part of it
+            spans = [_part_bounds(hi - lo, parts, base + i) for i in range(len(devices))] \
+                if parts > 1 else [(0, hi - lo)]
+            if len(devices) > 1:
+                batches = [self._rows(flat, idx, lo + a, lo + e, d)
+                           for (a, e), d in zip(spans, devices)]
+                yield PerReplica(batches)
+                continue
+            lo, hi = lo + spans[0][0], lo + spans[0][1]
+            yield self._rows(flat, idx, lo, hi, devices[0])
+
+    def _rows(self, flat, idx, lo, hi, device):
+        """Rows [lo, hi) of the (shuffled) arrays, on ``device``, as a batch."""
+        if idx is None:
+            leaves = [None if a is None else a[lo:hi] for a in flat]
+        else:
+            sel = {}    # the batch's indices on each device that holds data
+            leaves = []
+            for a in flat:
+                if a is None:
+                    leaves.append(None)
+                    continue
+                d = a.device
+                if d not in sel:
+                    sel[d] = tnp.asarray(idx[lo:hi], device=d)
+                leaves.append(a[sel[d]])
+        if device is not None:
+            leaves = [a if a is None or a.device == device else a.to_device(device)
+                      for a in leaves]
+        return self._weights_for(pack_like(self._data, leaves))

@@ -13,7 +13,7 @@ import threading
 
 import numpy as _np
 
-__all__ = ["set_random_seed", "get_rng", "make_rng"]
+__all__ = ["set_random_seed", "get_rng", "make_rng", "set_thread_stream"]
 
 _state = threading.local()
 _lock = threading.Lock()
@@ -43,10 +43,21 @@ def get_rng():
     st = _state
     if getattr(st, "epoch", None) != _epoch:
         with _lock:
-            k = next(_thread_counter)
-            st.rng = _np.random.default_rng(None if _seed is None else [_seed, k])
+            stream = getattr(st, "stream", None)
+            # a named stream (a replica thread's) does not depend on which thread asked first
+            k = next(_thread_counter) if stream is None else [1, stream]
+            st.rng = _np.random.default_rng(None if _seed is None else
+                                            [_seed, *(k if isinstance(k, list) else [k])])
             st.epoch = _epoch
     return st.rng
+
+
+def set_thread_stream(stream):
+    """Give this thread its own reproducible stream ``stream`` (a non-negative int; a
+    strategy's replica ``i`` uses ``i``) instead of one numbered by the order threads ask."""
+    if getattr(_state, "stream", None) != stream:
+        _state.stream = stream
+        _state.epoch = None
 
 
 def make_rng(seed=None):

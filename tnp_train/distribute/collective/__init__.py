@@ -11,12 +11,13 @@ from .base import (
 )
 from .buckets import GradientBucketer
 from .events import Subscription, subscribe
+from .hierarchical import HierarchicalCommunicator
 from .local import LocalCommunicator, ThreadGroup
 from .mpi import MPICommunicator
 from .world import get_world
 
 __all__ = ["Communicator", "Request", "get_world", "LocalCommunicator", "ThreadGroup",
-           "MPICommunicator", "CollectiveError", "CollectiveTimeoutError",
-           "CollectiveMismatchError", "CollectivePeerExitError", "CollectiveStallWarning",
+           "MPICommunicator", "HierarchicalCommunicator", "CollectiveError",
+           "CollectiveTimeoutError", "CollectiveMismatchError", "CollectivePeerExitError", "CollectiveStallWarning",
            "subscribe", "Subscription", "GradientBucketer"]
 
