@@ -785,6 +785,7 @@ class StrategyExtended:
             yield
             return
         values = self._read_on_read(on_read)
+        _local.on_read = getattr(_local, "on_read", 0) + 1
         copies = [v for v in on_read if isinstance(v, SyncOnReadVariable)]
         plain = [(v, val) for v, val in zip(on_read, values)
                  if not isinstance(v, SyncOnReadVariable)]
@@ -798,6 +799,7 @@ class StrategyExtended:
         try:
             yield
         finally:
+            _local.on_read -= 1
             for v in copies:
                 v._override = None
             for (v, _), s in zip(plain, saved):
@@ -806,6 +808,25 @@ class StrategyExtended:
 
 def _assign_into(a, v):
     a[...] = v
+
+
+def global_metric_result(strategy, metric, result_fn):
+    """``result_fn(metric)`` on the metric's state combined over every replica of
+    ``strategy`` (the metrics' ``result`` wrapper); as it is inside a block that already
+    combined it (``fit``'s logs) or in another strategy's context."""
+    if getattr(_local, "on_read", 0):
+        return result_fn(metric)
+    ctx = _current()
+    if ctx.strategy is not strategy and ctx.strategy is not _get_default_strategy():
+        return result_fn(metric)
+
+    def merged(s):
+        with s.extended._on_read_values(metric.variables):
+            r = result_fn(metric)
+            return tnp.copy(r) if isinstance(r, Variable) else r
+    if ctx.replica_context is not None and ctx.strategy is strategy:
+        return ctx.replica_context.merge_call(merged)
+    return merged(strategy)
 
 
 def _on_read_part(v):

@@ -54,6 +54,16 @@ def _add_in_place(v, x):
     v += x
 
 
+def _strategy_of(variable):
+    """The strategy whose scope made ``variable`` (None outside every strategy's)."""
+    import sys
+    lib = sys.modules.get("tnp_train.distribute.distribute_lib")
+    if lib is None or not lib.has_strategy():      # no strategy was ever made
+        return None
+    s = lib.get_strategy()
+    return s if s.extended.variable_created_in_scope(variable) else None
+
+
 def _locked(fn):
     @functools.wraps(fn)
     def update_state(self, *args, **kwargs):
@@ -61,6 +71,22 @@ def _locked(fn):
             return fn(self, *args, **kwargs)
     update_state._metric_locked = True
     return update_state
+
+
+def _global_result(fn):
+    """``result`` made the job's result under a strategy of several replicas (TF 2.4's
+    ``metrics_utils.result_wrapper``): the metric's ON_READ state combined over every replica
+    first (in a replica function, through ``merge_call``). Every worker must call it, as every
+    worker calls a collective."""
+    @functools.wraps(fn)
+    def result(self):
+        strategy = self.__dict__.get("_distribution_strategy")
+        if strategy is None or strategy.num_replicas_in_sync == 1:
+            return fn(self)
+        from ..distribute import distribute_lib  # noqa: PLC0415 - the strategy's own rule
+        return distribute_lib.global_metric_result(strategy, self, fn)
+    result._metric_global = True
+    return result
 
 
 class Metric:
@@ -72,6 +98,9 @@ class Metric:
         fn = cls.__dict__.get("update_state")
         if fn is not None and not getattr(fn, "_metric_locked", False):
             cls.update_state = _locked(fn)
+        fn = cls.__dict__.get("result")
+        if fn is not None and not getattr(fn, "_metric_global", False):
+            cls.result = _global_result(fn)
 
     def __init__(self, name=None, dtype=None, **kwargs):
         if kwargs:
@@ -109,6 +138,8 @@ class Metric:
         with self._lock:    # the state list and its initial values stay parallel
             v = Variable(value, trainable=False, name=f"{self.name}/{name}", dtype=dt,
                          aggregation=aggregation, synchronization=synchronization)
+            if "_distribution_strategy" not in self.__dict__:
+                self.__dict__["_distribution_strategy"] = _strategy_of(v)
             self._metric_vars.append(v)
             # a copy on the state's device: made and restored without a trip to the host
             self._initial.append(wrap(_backend(v).copy(), device_of(v)))

@@ -403,12 +403,16 @@ def test_on_read_variables_are_combined_when_read_in_cross_replica_context():
         read = [float(s.extended.read_var(total)), float(s.extended.read_var(count))]
         with s.extended._on_read_values(m.variables):
             inside = float(m.result())
-        return read, inside, float(m.result()), total.numpy().item()
+        # TF 2.4's result_wrapper: result() is the job's, in cross-replica context and in a
+        # replica function alike (every worker calls it)
+        return (read, inside, float(m.result()), float(s.run(m.result)),
+                total.numpy().item())
 
-    for rank, (read, inside, local, state) in enumerate(run_workers(2, fn)):
+    for rank, (read, inside, job, in_replica, state) in enumerate(run_workers(2, fn)):
         assert read == [5.0, 3.0]
         assert inside == pytest.approx(5.0 / 3.0)          # the job's mean
-        assert local == float(rank + 1) and state == float((rank + 1) ** 2)  # state put back
+        assert job == pytest.approx(5.0 / 3.0) and in_replica == pytest.approx(5.0 / 3.0)
+        assert state == float((rank + 1) ** 2)             # the local state is put back
 
 
 def test_two_workers_fit_and_loop_as_one_process():
