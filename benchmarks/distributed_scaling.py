@@ -11,10 +11,12 @@ from the medians over rounds. The 1-rank launch goes through ``mpiexec -n 1`` to
 pay the same launcher and process setup (neither is timed: only whole epochs after a warm-up
 epoch are). With ``--impls tnp,torch`` PyTorch DDP (gloo backend, the same model and optimizer,
 ``torch.set_num_threads(1)``) is measured the same way, if torch is installed (the ``bench``
-extra).
+extra). ``ceiling`` runs the same ``fit`` in every rank with no strategy and no communication:
+the efficiency this machine allows when two single-threaded processes compute at once (its
+two cores share caches and memory bandwidth), the bound for any data-parallel implementation.
 
     python benchmarks/distributed_scaling.py [--rounds 5] [--steps 30] [--epochs 3]
-                                             [--impls tnp,torch]
+                                             [--impls tnp,ceiling,torch]
 
 Run as root, this sets Open MPI's root variables itself; it always passes ``--oversubscribe``
 and ``OMPI_MCA_mpi_yield_when_idle=1``. The workers are this same file with ``--worker IMPL``.
@@ -88,6 +90,31 @@ def worker_tnp(steps, epochs):
     return n, global_batch * steps / epoch_s
 
 
+def worker_ceiling(steps, epochs):
+    """The machine's ceiling: every rank trains its own model with no strategy and no
+    communication at all (batch 128 each), at the same time; rank 0's samples/s times the ranks
+    is what the ranks could do together if communication cost nothing."""
+    sys.path.insert(0, str(ROOT))
+    import tnp_train as tt
+
+    rank, size = rank_and_size()
+    x, y = synthetic(BATCH * steps, seed=rank)
+    ds = tt.data.Dataset.from_tensor_slices((x, y)).batch(BATCH)
+    tt.utils.set_random_seed(rank)
+    model = tt.Sequential([tt.Input((SIZES[0],))]
+                          + [tt.layers.Dense(s, activation="relu") for s in SIZES[1:-1]]
+                          + [tt.layers.Dense(SIZES[-1])])
+    model.compile(tt.optimizers.SGD(LR, momentum=MOMENTUM),
+                  loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(ds, epochs=1, verbose=0)                     # warm-up, as the others
+    times = []
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        model.fit(ds, epochs=1, verbose=0)
+        times.append(time.perf_counter() - t0)
+    return size, size * BATCH * steps / statistics.median(times)
+
+
 def worker_torch(steps, epochs):
     import torch
     import torch.distributed as dist
@@ -144,13 +171,14 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=5, help="1-rank/2-rank launch pairs per impl")
     ap.add_argument("--steps", type=int, default=30, help="global batches per epoch")
     ap.add_argument("--epochs", type=int, default=3, help="timed epochs per launch (after one warm-up)")
-    ap.add_argument("--impls", default="tnp,torch", help="comma-separated: tnp, torch")
+    ap.add_argument("--impls", default="tnp,ceiling,torch",
+                    help="comma-separated: tnp, torch, ceiling (no communication at all)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per launch")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
     if args.worker:
-        fn = {"tnp": worker_tnp, "torch": worker_torch}[args.worker]
+        fn = {"tnp": worker_tnp, "torch": worker_torch, "ceiling": worker_ceiling}[args.worker]
         n, rate = fn(args.steps, args.epochs)
         if rank_and_size()[0] == 0:
             print(RESULT + json.dumps(dict(impl=args.worker, ranks=n, samples_per_s=rate)))

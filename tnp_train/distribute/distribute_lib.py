@@ -810,6 +810,12 @@ def _assign_into(a, v):
     a[...] = v
 
 
+def in_on_read_values():
+    """Whether this thread runs inside ``_on_read_values`` (the ON_READ state already holds the
+    job's values)."""
+    return getattr(_local, "on_read", 0) > 0
+
+
 def global_metric_result(strategy, metric, result_fn):
     """``result_fn(metric)`` on the metric's state combined over every replica of
     ``strategy`` (the metrics' ``result`` wrapper); as it is inside a block that already

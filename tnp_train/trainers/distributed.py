@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
+from ..autodiff import VariableSynchronization
 from ..distribute import distribute_lib
 
 __all__ = ["model_strategy", "is_chief", "chief_only", "wait_for_chief", "strategy_scope", "num_replicas",
@@ -12,12 +13,15 @@ __all__ = ["model_strategy", "is_chief", "chief_only", "wait_for_chief", "strate
 
 
 def model_strategy(model):
-    """The strategy ``model`` was compiled under, else the current one; None for the default
-    strategy (no strategy at all)."""
+    """The strategy ``model`` was compiled under, else the current one, else the one its
+    weights were made in (a model built in a scope and saved outside it); None for none."""
     s = model.__dict__.get("_distribution_strategy") if model is not None else None
     if s is None:
         s = distribute_lib.get_strategy()
-    return None if s is distribute_lib._get_default_strategy() else s
+    if s is distribute_lib._get_default_strategy():
+        s = strategy_of_weights(model) if model is not None and \
+            hasattr(model, "weights") else None
+    return s
 
 
 def run_strategy(model):
@@ -57,7 +61,15 @@ def chief_only(model):
     if s is None or s.extended._num_workers == 1:
         yield True
         return
-    with distribute_lib.local_only():
+    # The ON_READ state the chief writes (BatchNormalization's moving statistics) is the
+    # job's, as TF's checkpoint of a SyncOnReadVariable is: every worker joins one collective
+    # here (only for models that have such state; every worker makes the call, as every
+    # worker calls `model.save` under a multi-worker strategy)
+    on_read = [v for v in getattr(model, "variables", ())
+               if getattr(v, "synchronization", None) is VariableSynchronization.ON_READ]
+    combine = s.extended._on_read_values(on_read) if on_read and \
+        not distribute_lib.in_on_read_values() else contextlib.nullcontext()
+    with combine, distribute_lib.local_only():
         yield s.extended.should_checkpoint
 
 

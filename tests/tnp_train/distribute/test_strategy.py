@@ -644,3 +644,27 @@ def test_cross_device_ops_in_one_process():
     two = run_workers(2, lambda s, r: s.extended.batch_reduce_to(
         "SUM", [(tnp.asarray([r + 1.0]), None)]))
     assert [float(t[0][0]) for t in two] == [3.0, 3.0]
+
+
+def test_the_chief_saves_the_jobs_batch_norm_statistics(tmp_path):
+    """TF checkpoints a SyncOnReadVariable (BatchNormalization's moving statistics, MEAN) by
+    its aggregated value: the chief's file holds the workers' mean, not the chief's own."""
+    xs = [np.array([[1.0, 2.0], [3.0, 4.0]], "float32"),
+          np.array([[5.0, 8.0], [7.0, 10.0]], "float32")]
+    path = str(tmp_path / "bn.weights.h5")
+
+    def fn(s, rank):
+        with s.scope():
+            model = tt.Sequential([tt.Input((2,)), tt.layers.BatchNormalization(momentum=0.0)])
+        s.run(lambda: model(tnp.asarray(xs[rank]), training=True))
+        local = model.layers[0].moving_mean.numpy()
+        model.save_weights(path)                 # every worker calls it; the chief writes
+        return local, model.layers[0].moving_mean.numpy()
+
+    (l0, after0), (l1, after1) = run_workers(2, fn)
+    np.testing.assert_array_equal(l0, xs[0].mean(0))        # each worker's own statistics
+    np.testing.assert_array_equal(after1, xs[1].mean(0))    # ... are kept after the save
+    plain = tt.Sequential([tt.Input((2,)), tt.layers.BatchNormalization()])
+    plain.load_weights(path)
+    np.testing.assert_allclose(plain.layers[0].moving_mean.numpy(),
+                               (xs[0].mean(0) + xs[1].mean(0)) / 2)
