@@ -546,14 +546,41 @@ class StrategyExtended:
         from .collective import ThreadGroup
         worker = self._worker_comm
         timeout = getattr(worker, "timeout_seconds", None)
-        group = ThreadGroup(self._num_local, timeout_seconds=timeout)
-        members = [group.member(i) for i in range(self._num_local)]
+        group = self._nccl_group(timeout)
+        if group is not None:
+            members = [group.member(i) for i in range(self._num_local)]
+            group = group.host          # the host half: what a failed replica breaks
+        else:
+            group = ThreadGroup(self._num_local, timeout_seconds=timeout)
+            members = [group.member(i) for i in range(self._num_local)]
         if worker is not None and worker.size > 1:
             from .collective import HierarchicalCommunicator
             members = [HierarchicalCommunicator(m, worker) for m in members]
         self._replica_group = group
         self._rendezvous = _MergeRendezvous(self._num_local, group.timeout_seconds)
         return members
+
+    def _nccl_group(self, timeout):
+        """NCCL between the local GPUs (TF's default cross-device ops for MirroredStrategy on
+        GPUs, ``NcclAllReduce``), unless other cross-device ops were asked for, a device is not
+        a GPU, or CuPy has no NCCL; None means the host thread group."""
+        from .cross_device_ops import NcclAllReduce
+        ops = getattr(self, "_cross_device_ops", None)
+        if ops is not None and not isinstance(ops, NcclAllReduce):
+            return None
+        if not all(d.is_gpu for d in self._local_devices):
+            return None
+        from .collective.nccl import NcclGroup, nccl_available
+        if not nccl_available():
+            return None
+        try:
+            return NcclGroup([d.index for d in self._local_devices], timeout_seconds=timeout)
+        except Exception as e:  # noqa: BLE001 - NCCL refused these devices: the host works
+            import warnings
+            warnings.warn(f"NCCL could not be set up between {list(self._local_devices)} "
+                          f"({e}); gradients are summed through the host instead",
+                          RuntimeWarning, stacklevel=3)
+            return None
 
     def _break_replicas(self, error):
         """A replica failed: end its group's collectives and merge points, so the other
