@@ -120,6 +120,13 @@ class Callback:
     def on_predict_end(self, logs=None):
         pass
 
+    # elastic training (no Keras analogue) ------------------------------------------------------
+    def on_workers_changed(self, logs=None):
+        """An elastic job lost workers and goes on: ``logs`` holds ``old_workers``,
+        ``new_workers``, ``lost`` (the old ranks that died), ``epoch`` and ``step`` (the step
+        being redone or finished on the survivors)."""
+        pass
+
 
 class CallbackList:
     """Mirrors ``tf.keras.callbacks.CallbackList(callbacks=None, add_history=False,
@@ -255,6 +262,9 @@ class CallbackList:
 
     def on_predict_end(self, logs=None):
         self._call("on_predict_end", logs=logs)
+
+    def on_workers_changed(self, logs=None):
+        self._call("on_workers_changed", logs=logs)
 
 
 class History(Callback):

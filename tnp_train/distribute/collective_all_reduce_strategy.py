@@ -146,6 +146,35 @@ class CollectiveAllReduceExtended(StrategyExtended):
             self._aggregators[id(optimizer)] = agg
         return agg[1]
 
+    def _rebind_workers(self, comm):
+        """Go on over ``comm`` (the survivors of a lost worker, see ``elastic``): this
+        worker's index, the replica counts, the gradient aggregators and the job's world follow
+        it; worker 0 of ``comm`` is the chief."""
+        from .cluster_resolver import ClusterSpec, SimpleClusterResolver
+        from .collective import replace_world
+        old = self._worker_comm
+        self._worker_comm = comm
+        self._num_workers = int(comm.size)
+        self._worker_index = int(comm.rank)
+        self._num_replicas_in_sync = self._num_workers * self._num_local
+        self._replica_id_base = self._worker_index * self._num_local
+        with self._replica_lock:
+            self._replica_comms = None
+        for optimizer, agg in list(self._aggregators.values()):
+            if isinstance(agg, PerReplicaGradients):
+                agg._by_replica.clear()
+                agg._make = (lambda comm, n=self._num_replicas_in_sync,
+                             pack=self._communication_options.bytes_per_pack or None:
+                             AllReduceGradients(comm, n, bucket_bytes=pack))
+            else:
+                agg._rebind(comm, self._num_replicas_in_sync)
+        self._cluster_resolver = SimpleClusterResolver(
+            ClusterSpec({"worker": [f"rank-{i}" for i in range(self._num_workers)]}),
+            task_type="worker", task_id=self._worker_index)
+        from .collective import world as _world
+        if _world._world is old:
+            replace_world(comm)
+
     @property
     def _in_multi_worker_mode(self):
         return self._num_workers > 1

@@ -232,6 +232,17 @@ class AllReduceGradients:
         self._arrived = set()
         self._started = False
 
+    def _rebind(self, comm, num_replicas):
+        """Reduce over ``comm`` from now on (an elastic job's survivors); the buckets are laid
+        out again at the next step."""
+        self._comm = comm
+        self._num_replicas = num_replicas
+        self._bucketer = None
+        self._items = None
+        self._vars = None
+        self._arrived = set()
+        self._started = False
+
     def _learn(self, variables):
         try:
             from .collective import GradientBucketer

@@ -255,7 +255,8 @@ class DistributedIterator:
             return _to_device(_as_batch(next(self._it)), d._device)
         if d._policy == "DATA":
             element = _as_batch(next(self._it))
-            return _to_device(split_batch(element, d._num_replicas, d._worker), d._device)
+            self._last = element
+            return self._split(element)
         if d._policy == "OFF":
             if not self._parts:
                 element = _as_batch(next(self._it))
@@ -263,6 +264,25 @@ class DistributedIterator:
                                    for p in range(d._num_replicas))
             return _to_device(self._parts.popleft(), d._device)
         return self._next_file_sharded()
+
+    def _split(self, element):
+        """This worker's part of a global ``element``, as the strategy's workers are now (an
+        elastic job that lost a worker re-shards what is left of the epoch)."""
+        d = self._dist
+        ext = d._strategy.extended
+        d._num_replicas, d._worker = ext._num_replicas_in_sync, ext._worker_index
+        d._num_workers = ext._num_workers
+        return _to_device(split_batch(element, d._num_replicas, d._worker), d._device)
+
+    def rebatch(self):
+        """The last global batch again, split over the workers there are now (DATA sharding;
+        the other policies read files or whole elements per worker and cannot re-split)."""
+        d = self._dist
+        if d._policy != "DATA" or d._num_local > 1 or getattr(self, "_last", None) is None:
+            raise RuntimeError(f"rebatch: a {d._policy}-sharded dataset cannot make its last "
+                               f"batch again over fewer workers; elastic training needs "
+                               f"AutoShardPolicy.DATA (or array inputs)")
+        return self._split(self._last)
 
     def _next_local_replicas(self):
         """Several replicas in this process: one part per local replica, each on its

@@ -183,10 +183,13 @@ class DataHandler:
         self._iterator = None
         # (number of parts, this worker's part, device, communicator) under a strategy
         self._dist = None
+        self._ext = None
+        self._last = None       # how the last batch was made, for rebatch()
         if distribute is not None:
-            ext = distribute.extended
+            ext = self._ext = distribute.extended
             # parts of a global batch, this worker's first part (its first replica's), the
-            # devices of its replicas (one part each), its communicator
+            # devices of its replicas (one part each), its communicator; read again at every
+            # batch (_sharding), since an elastic job changes them when it loses a worker
             self._dist = (ext._num_replicas_in_sync, ext._replica_id_base, ext._local_devices,
                           ext._comm)
         if _is_dataset(x) or (hasattr(x, "__iter__") and not isinstance(
@@ -290,6 +293,7 @@ class DataHandler:
         else:
             it = self._source if self._iterator is None else self._iterator
             self._iterator = it
+        self._dist_iterator = it
         k = 0
         while steps is None or k < steps:
             try:
@@ -304,8 +308,11 @@ class DataHandler:
                 return
             batch = batch if isinstance(batch, tuple) else \
                 (tuple(batch) if isinstance(batch, list) else batch)
-            yield self._local_part(batch) if self._dist is not None else \
-                self._weights_for(batch)
+            if self._dist is not None:
+                self._last = ("global", batch)
+                yield self._local_part(batch)
+            else:
+                yield self._weights_for(batch)
             k += 1
 
     def _local_part(self, batch):
@@ -313,8 +320,7 @@ class DataHandler:
         if self._dist is None:
             return batch
         from ..distribute.input_lib import _to_device, split_batch
-        from ..distribute.values import PerReplica
-        parts, base, devices, _ = self._dist
+        parts, base, devices, _ = self._sharding()
         local = [self._weights_for(_to_device(split_batch(batch, parts, base + i, "fit"), d))
                  for i, d in enumerate(devices)]
         return local[0] if len(local) == 1 else PerReplica(local)
@@ -332,23 +338,48 @@ class DataHandler:
                 idx = get_rng().permutation(n)
         else:
             idx = None
-        parts, base, devices, comm = self._dist or (1, 0, (None,), None)
+        _, _, _, comm = self._sharding()
         if idx is not None and comm is not None and comm.size > 1:
             # worker 0's order on every worker (ranks seeded differently would shuffle apart)
             idx = comm.broadcast(_np.ascontiguousarray(idx, dtype=_np.int64), root=0)
         steps = self.steps_per_epoch
         for b in range(steps):
             lo, hi = b * bs, min((b + 1) * bs, n)
-            # each local replica's rows of the global batch [lo, hi): its part of it
-            spans = [_part_bounds(hi - lo, parts, base + i) for i in range(len(devices))] \
-                if parts > 1 else [(0, hi - lo)]
-            if len(devices) > 1:
-                batches = [self._rows(flat, idx, lo + a, lo + e, d)
-                           for (a, e), d in zip(spans, devices)]
-                yield PerReplica(batches)
-                continue
-            lo, hi = lo + spans[0][0], lo + spans[0][1]
-            yield self._rows(flat, idx, lo, hi, devices[0])
+            self._last = ("rows", flat, idx, lo, hi)
+            yield self._part_of_rows(flat, idx, lo, hi)
+
+    def _sharding(self):
+        """``(parts, first part, devices, communicator)`` as the strategy has them now."""
+        ext = self._ext
+        if ext is None:
+            return 1, 0, (None,), None
+        return (ext._num_replicas_in_sync, ext._replica_id_base, ext._local_devices,
+                ext._comm)
+
+    def _part_of_rows(self, flat, idx, lo, hi):
+        """This worker's part of the global batch of rows [lo, hi)."""
+        parts, base, devices, _ = self._sharding()
+        # each local replica's rows of the global batch [lo, hi): its part of it
+        spans = [_part_bounds(hi - lo, parts, base + i) for i in range(len(devices))] \
+            if parts > 1 else [(0, hi - lo)]
+        if len(devices) > 1:
+            return PerReplica([self._rows(flat, idx, lo + a, lo + e, d)
+                               for (a, e), d in zip(spans, devices)])
+        return self._rows(flat, idx, lo + spans[0][0], lo + spans[0][1], devices[0])
+
+    def rebatch(self):
+        """The last batch again, split as the strategy is now (an elastic job that lost a
+        worker redoes the interrupted step over the survivors)."""
+        last = self._last
+        if last is None:
+            it = getattr(self, "_dist_iterator", None)
+            if it is not None and hasattr(it, "rebatch"):
+                return it.rebatch()
+            raise RuntimeError("rebatch: this input cannot make its last batch again "
+                               "(only arrays, generators and DATA-sharded datasets can)")
+        if last[0] == "rows":
+            return self._part_of_rows(*last[1:])
+        return self._local_part(last[1])
 
     def _rows(self, flat, idx, lo, hi, device):
         """Rows [lo, hi) of the (shuffled) arrays, on ``device``, as a batch."""

@@ -121,3 +121,37 @@ def strategy_of_weights(model):
         if s.extended.variable_created_in_scope(weights[0]):
             return s
     return None
+
+
+def run_train_step(model, strategy, step, batch, data, cbs=None, epoch=None, index=None):
+    """``step(batch)`` through ``strategy.run`` (called directly without a strategy); under an
+    elastic strategy (``tt.distribute.experimental.enable_elastic_training``) a worker lost
+    during the step is survived: the survivors agree on the model, redo the step over
+    themselves if its update was not applied, and go on (see ``distribute.elastic``)."""
+    if strategy is None:
+        return step(batch)
+    if getattr(strategy.extended, "_elastic", None) is None:
+        return strategy.run(step, args=(batch,))
+    from ..distribute import elastic
+    from ..distribute.collective import CollectiveWorkerLostError
+    while True:
+        before = elastic.step_counter(model)
+        try:
+            return strategy.run(step, args=(batch,))
+        except CollectiveWorkerLostError as error:
+            after = elastic.step_counter(model)
+            applied_here = before is not None and after is not None and after > before
+            variables = list(model.variables)
+            opt = getattr(model, "optimizer", None)
+            if opt is not None and hasattr(opt, "variables"):
+                variables += list(opt.variables())
+            old, new, applied = elastic.recover(strategy, error, variables, applied_here)
+            if cbs is not None:
+                cbs.on_workers_changed({"old_workers": old, "new_workers": new,
+                                        "lost": list(error.lost), "epoch": epoch,
+                                        "step": index})
+            if applied:
+                # the update is in; only the step's logs were lost: the job's, read again
+                return model._logs()
+            batch = data.rebatch()
+

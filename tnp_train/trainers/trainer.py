@@ -323,7 +323,8 @@ class Trainer:
                     skip -= 1
                     continue
                 cbs.on_train_batch_begin(step)
-                logs = _batch_logs(_run(strategy, self.train_step, batch))
+                logs = _batch_logs(_dist.run_train_step(self, strategy, self.train_step,
+                                                        batch, data, cbs, epoch, step))
                 cbs.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break

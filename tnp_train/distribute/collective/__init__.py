@@ -7,17 +7,18 @@ job runs under ``mpiexec``.
 """
 from .base import (
     CollectiveError, CollectiveMismatchError, CollectivePeerExitError, CollectiveStallWarning,
-    CollectiveTimeoutError, Communicator, Request,
+    CollectiveTimeoutError, CollectiveWorkerLostError, Communicator, Request,
 )
 from .buckets import GradientBucketer
 from .events import Subscription, subscribe
 from .hierarchical import HierarchicalCommunicator
 from .local import LocalCommunicator, ThreadGroup
 from .mpi import MPICommunicator
-from .world import get_world
+from .world import get_world, replace_world
 
 __all__ = ["Communicator", "Request", "get_world", "LocalCommunicator", "ThreadGroup",
            "MPICommunicator", "HierarchicalCommunicator", "CollectiveError",
-           "CollectiveTimeoutError", "CollectiveMismatchError", "CollectivePeerExitError", "CollectiveStallWarning",
-           "subscribe", "Subscription", "GradientBucketer"]
+           "CollectiveTimeoutError", "CollectiveMismatchError", "CollectivePeerExitError",
+           "CollectiveStallWarning", "CollectiveWorkerLostError", "subscribe", "Subscription",
+           "GradientBucketer", "replace_world"]
 

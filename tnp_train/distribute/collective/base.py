@@ -17,6 +17,7 @@ from . import events
 
 __all__ = ["Communicator", "Request", "CollectiveError", "CollectiveTimeoutError",
            "CollectiveMismatchError", "CollectivePeerExitError", "CollectiveStallWarning",
+           "CollectiveWorkerLostError",
            "REDUCE_OPS", "DEFAULT_TIMEOUT_SECONDS", "DEFAULT_WARN_SECONDS"]
 
 REDUCE_OPS = ("sum", "mean", "max", "min")
@@ -42,6 +43,16 @@ class CollectiveMismatchError(CollectiveError, ValueError):
 
 class CollectivePeerExitError(CollectiveError):
     """A peer's process ended normally while this rank still expected it in a collective."""
+
+
+class CollectiveWorkerLostError(CollectiveError):
+    """A peer process died during a collective (``MPI_ERR_PROC_FAILED`` under Open MPI's ULFM):
+    ``lost`` lists the ranks known to be gone. The communicator is revoked on every rank;
+    :meth:`MPICommunicator.shrink` makes one of the survivors."""
+
+    def __init__(self, message, lost=()):
+        super().__init__(message)
+        self.lost = tuple(lost)
 
 
 class CollectiveStallWarning(RuntimeWarning):

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import functools
 import os
 import struct
 import sys
@@ -42,7 +43,7 @@ import numpy as np
 from . import events
 from .base import (
     CollectiveError, CollectiveMismatchError, CollectivePeerExitError, CollectiveTimeoutError,
-    Communicator, Request, apply_mean, check_reducible, describe, normalize_op, now,
+    CollectiveWorkerLostError, Communicator, Request, apply_mean, check_reducible, describe, normalize_op, now,
     pickle_bytes, reduce_into, to_host, unpickle_bytes,
 )
 
@@ -262,12 +263,32 @@ class _OutputPool:
         return buf
 
 
+def _guard(fn):
+    """A peer's death (ULFM's ``MPI_ERR_PROC_FAILED``/``MPI_ERR_REVOKED``) inside ``fn``
+    becomes :class:`CollectiveWorkerLostError` on every rank (the communicator is revoked, so
+    ranks not talking to the dead one learn it too) instead of an opaque ``MPI.Exception``."""
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        try:
+            return fn(self, *args, **kwargs)
+        except CollectiveWorkerLostError:
+            raise
+        except Exception as exc:
+            comm = self if isinstance(self, MPICommunicator) else self._comm
+            lost = comm._lost_workers(exc)
+            if lost is None:
+                raise
+            raise lost from None
+    return method
+
+
 class _MPIRequest(Request):
     __slots__ = ("_comm", "_op")
 
     def __init__(self, comm, op):
         self._comm, self._op = comm, op
 
+    @_guard
     def test(self):
         op = self._op
         if op.phase != _DONE:
@@ -279,6 +300,7 @@ class _MPIRequest(Request):
                     return False
         return True
 
+    @_guard
     def wait(self):
         return self._comm._wait(self._op)
 
@@ -356,6 +378,7 @@ class MPICommunicator(Communicator):
         return comm
 
     # -- public collectives --------------------------------------------------------------------
+    @_guard
     def allreduce(self, buf, op="sum"):
         # The common small case (a loss, a metric, a scalar) skips the general machinery: see
         # _fast_allreduce; anything unusual falls through to the same checks and errors.
@@ -365,9 +388,11 @@ class MPICommunicator(Communicator):
                 return self._fast_allreduce(buf, op, fast)
         return self._wait(self._start_allreduce(buf, op))
 
+    @_guard
     def allreduce_async(self, buf, op="sum"):
         return _MPIRequest(self, self._start_allreduce(buf, op))
 
+    @_guard
     def allgather(self, buf):
         host, restore = to_host(buf, "allgather")
         if host.ndim == 0:
@@ -375,22 +400,97 @@ class MPICommunicator(Communicator):
                              "along axis 0), got a 0-d array")
         return self._wait(self._start(ALLGATHER, None, 0, host, restore))
 
+    @_guard
     def broadcast(self, buf, root=0):
         root = self._check_root(root, "broadcast")
         host, restore = to_host(buf, "broadcast")
         return self._wait(self._start(BROADCAST, None, root, host, restore))
 
+    @_guard
     def broadcast_object(self, obj, root=0):
         root = self._check_root(root, "broadcast_object")
         data = pickle_bytes(obj) if self.rank == root else np.empty(0, np.uint8)
         return unpickle_bytes(self._wait(self._start(BCAST_OBJ, None, root, data, None)))
 
+    @_guard
     def allgather_object(self, obj):
         parts = self._wait(self._start(ALLGATHER_OBJ, None, 0, pickle_bytes(obj), None))
         return [unpickle_bytes(p) for p in parts]
 
+    @_guard
     def barrier(self):
         self._wait(self._start(BARRIER, None, 0, np.empty(0, np.uint8), None))
+
+    # -- surviving a lost peer (Open MPI's ULFM: mpiexec --with-ft ulfm) ------------------------
+    def _lost_workers(self, exc):
+        """The :class:`CollectiveWorkerLostError` for ``exc`` if it says a peer died (the
+        communicator is then revoked and marked broken), else None."""
+        MPI = _MPI
+        if MPI is None or not isinstance(exc, MPI.Exception):
+            return None
+        failed = {getattr(MPI, n, None) for n in ("ERR_PROC_FAILED", "ERR_PROC_FAILED_PENDING",
+                                                  "ERR_REVOKED")} - {None}
+        cls = exc.Get_error_class()
+        lost = None
+        if cls == getattr(MPI, "ERR_IN_STATUS", None):
+            # Testall/Waitall of several requests: the cause is in a request's status; a peer
+            # known to have failed, or a revoked communicator, means this is the one
+            lost = self._failed_ranks()
+            try:
+                revoked = self._comm.Is_revoked()
+            except Exception:  # noqa: BLE001 - no ULFM
+                revoked = False
+            if not lost and not revoked:
+                return None
+        elif cls not in failed:
+            return None
+        if lost is None:
+            lost = self._failed_ranks()
+        try:
+            self._comm.Revoke()          # the others learn it at their next call
+        except Exception:  # noqa: BLE001 - already revoked by a peer
+            pass
+        who = (f"rank {lost[0]}" if len(lost) == 1 else f"ranks {lost}") if lost else \
+            "a peer (reported by another rank)"
+        err = CollectiveWorkerLostError(
+            f"[rank {self.rank}] {who} of the {self.size}-rank job died during a collective "
+            f"({exc.Get_error_string().strip()}); the communicator is revoked (the survivors "
+            f"can go on over shrink(): tt.distribute.experimental.enable_elastic_training "
+            f"does it in fit, under mpiexec --with-ft ulfm)", lost)
+        with self._lock:
+            self._broken = err
+            for o in self._queue:
+                o.error = err
+                o.phase = _DONE
+            self._queue.clear()
+        return err
+
+    def _failed_ranks(self):
+        try:
+            group = self._comm.Get_failed()
+            try:
+                if group.Get_size() == 0:
+                    return []
+                return sorted(int(r) for r in _MPI.Group.Translate_ranks(
+                    group, list(range(group.Get_size())), self._comm.Get_group()))
+            finally:
+                group.Free()
+        except Exception:  # noqa: BLE001 - no ULFM query: the error still says a peer died
+            return []
+
+    def shrink(self):
+        """A new communicator of the surviving ranks (``MPI_Comm_shrink``; ranks renumbered in
+        their old order), with this one's options. Every survivor must call it."""
+        try:
+            self._comm.Revoke()
+        except Exception:  # noqa: BLE001 - already revoked
+            pass
+        survivors = self._comm.Shrink()
+        try:
+            return MPICommunicator(comm=survivors, timeout_seconds=self.timeout_seconds,
+                                   eager_bytes=self._eager_bytes, ring_bytes=self._ring_bytes)
+        finally:
+            survivors.Free()
 
     def abort(self, errorcode=1):
         """``MPI_Abort`` on ``COMM_WORLD``: every process of the job ends."""
@@ -779,6 +879,8 @@ class MPICommunicator(Communicator):
         MPI = _MPI
         if MPI is None or MPI.Is_finalized():
             return
+        if isinstance(self._broken, CollectiveWorkerLostError):
+            return      # revoked: the survivors went on over a shrunk communicator
         if self._broken is not None:
             self.abort(1)
         # Tell the peers this rank is gone: one still waiting in a collective fails at once with

@@ -6,7 +6,7 @@ import threading
 from .local import LocalCommunicator
 from .mpi import launched_by_mpi
 
-__all__ = ["get_world"]
+__all__ = ["get_world", "replace_world"]
 
 _lock = threading.Lock()
 _world = None
@@ -32,3 +32,10 @@ def get_world(options=None):
         elif options is not None:
             _world.set_options(options)
         return _world
+
+
+def replace_world(comm):
+    """Make ``comm`` the job's communicator (the survivors' after a lost worker)."""
+    global _world
+    with _lock:
+        _world = comm

@@ -7,9 +7,12 @@ from ..collective_all_reduce_strategy import (
 from ..collective_util import (CollectiveCommunication, CollectiveHints,
                                CommunicationImplementation, CommunicationOptions)
 from ..distribute_lib import ValueContext
+from .. import elastic
+from ..elastic import enable_elastic_training
 from . import coordinator, partitioners
 from ._pending import CentralStorageStrategy, ParameterServerStrategy
 
 __all__ = ["coordinator", "partitioners", "CentralStorageStrategy", "CollectiveCommunication",
            "CollectiveHints", "CommunicationImplementation", "CommunicationOptions",
-           "MultiWorkerMirroredStrategy", "ParameterServerStrategy", "ValueContext"]
+           "MultiWorkerMirroredStrategy", "ParameterServerStrategy", "ValueContext",
+           "elastic", "enable_elastic_training"]
