@@ -142,19 +142,20 @@ def one_job_at_a_time():
 
 @pytest.fixture
 def mpirun():
-    """``mpirun(script, n, timeout, env=None, args=())`` -> :class:`Job`; ``script`` is a path
-    or a file name in ``tests/distributed/scripts``."""
+    """``mpirun(script, n, timeout, env=None, args=(), mpiexec_args=())`` -> :class:`Job`;
+    ``script`` is a path or a file name in ``tests/distributed/scripts``; ``mpiexec_args`` go
+    to mpiexec before ``-n`` (``("--with-ft", "ulfm")``)."""
     reason = mpi_missing()
     if reason:
         pytest.skip(reason)
     started = []
 
-    def run(script, n, timeout, env=None, args=()):
+    def run(script, n, timeout, env=None, args=(), mpiexec_args=()):
         script = Path(script)
         if not script.is_absolute():
             script = SCRIPTS / script
-        cmd = [str(MPIEXEC), "--oversubscribe", "-n", str(n), sys.executable, str(script),
-               *map(str, args)]
+        cmd = [str(MPIEXEC), "--oversubscribe", *map(str, mpiexec_args), "-n", str(n),
+               sys.executable, str(script), *map(str, args)]
         with one_job_at_a_time():
             t0 = time.monotonic()
             proc = subprocess.Popen(cmd, cwd=ROOT, env=mpi_env(env), stdout=subprocess.PIPE,
