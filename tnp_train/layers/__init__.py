@@ -1,7 +1,8 @@
 """Keras-style layers (``tt.layers``)."""
 from .base import Layer, InputSpec
-from .core import (Activation, Dense, Dropout, Flatten, Input, InputLayer, Lambda, Masking,
-                   Permute, RepeatVector, Reshape, TFOpLambda)
+from .core import (Activation, ActivityRegularization, Dense, Dropout, Flatten, Input,
+                   InputLayer, Lambda, Masking, Permute, RepeatVector, Reshape, SpatialDropout1D,
+                   SpatialDropout2D, SpatialDropout3D, TFOpLambda)
 from .merge import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add,
                     average, concatenate, dot, maximum, minimum, multiply, subtract)
 from .serialization import deserialize, serialize
@@ -14,6 +15,11 @@ from .convolutional import *  # noqa: F401,F403
 from .convolutional import __all__ as _conv_all
 from .pooling import *  # noqa: F401,F403
 from .pooling import __all__ as _pool_all
+from .advanced_activations import ELU, LeakyReLU, PReLU, ReLU, Softmax, ThresholdedReLU
+from .reshaping import (Cropping1D, Cropping2D, Cropping3D, UpSampling1D, UpSampling2D,
+                        UpSampling3D, ZeroPadding1D, ZeroPadding2D, ZeroPadding3D)
+from .noise import AlphaDropout, GaussianDropout, GaussianNoise
+from .wrappers import TimeDistributed, Wrapper
 from . import experimental
 
 __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Activation", "Dropout",
@@ -22,5 +28,10 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Activation", "
            "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "dot",
            "serialize", "deserialize", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN",
            "LSTM", "GRU", "Bidirectional", "MultiHeadAttention", "Attention",
-           "BatchNormalization", "LayerNormalization", "Embedding", "experimental"]
+           "BatchNormalization", "LayerNormalization", "Embedding", "experimental",
+           "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "ActivityRegularization",
+           "LeakyReLU", "ReLU", "PReLU", "ELU", "Softmax", "ThresholdedReLU",
+           "UpSampling1D", "UpSampling2D", "UpSampling3D", "ZeroPadding1D", "ZeroPadding2D",
+           "ZeroPadding3D", "Cropping1D", "Cropping2D", "Cropping3D",
+           "GaussianNoise", "GaussianDropout", "AlphaDropout", "Wrapper", "TimeDistributed"]
 __all__ += _conv_all + _pool_all

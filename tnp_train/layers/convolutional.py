@@ -1,5 +1,6 @@
 """Convolution layers with TF 2.4 ``tf.keras.layers`` signatures: ``Conv1D``, ``Conv2D``,
-``Conv1DTranspose``, ``Conv2DTranspose``, ``DepthwiseConv2D``, ``SeparableConv2D``.
+``Conv3D``, ``Conv1DTranspose``, ``Conv2DTranspose``, ``Conv3DTranspose``, ``DepthwiseConv2D``,
+``SeparableConv2D``.
 
 Channels-last (``NWC`` / ``NHWC``) is the native layout; ``data_format="channels_first"`` is
 served by transposing the input and the output. Kernels use Keras's layouts
@@ -7,7 +8,9 @@ served by transposing the input and the output. Kernels use Keras's layouts
 ``(kh, kw, filters, cin)``, ``DepthwiseConv2D``: ``(kh, kw, cin, depth_multiplier)``). The
 computation is one fused op of :mod:`tnp_train.ops.conv` (im2col + one GEMM, bias and a ReLU
 activation in the same pass; one tape node with a hand-written backward); other activations
-are applied after it.
+are applied after it. The 3-D layers are lowered onto the 2-D op (see :func:`_conv3d` and
+:func:`_conv3d_transpose`): the depth taps become channels, so the same kernels and backward
+serve them, and only the depth gather/scatter is recorded as tnp operations.
 """
 from __future__ import annotations
 
@@ -16,11 +19,13 @@ import tnp
 from .. import activations as _activations
 from .. import initializers as _initializers
 from ..ops import conv as _ops
+from ._axis_ops import pad_axis, spread_axis
 from .base import Layer
 
-__all__ = ["Conv1D", "Conv2D", "Conv1DTranspose", "Conv2DTranspose", "DepthwiseConv2D",
-           "SeparableConv2D", "Convolution1D", "Convolution2D", "Convolution1DTranspose",
-           "Convolution2DTranspose", "SeparableConvolution2D"]
+__all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",
+           "DepthwiseConv2D", "SeparableConv2D", "Convolution1D", "Convolution2D",
+           "Convolution3D", "Convolution1DTranspose", "Convolution2DTranspose",
+           "Convolution3DTranspose", "SeparableConvolution2D"]
 
 
 # ----------------------------------------------------------------------------- argument helpers
@@ -119,6 +124,62 @@ def _to_last(x, rank):
 
 def _to_first(y, rank):
     return tnp.moveaxis(y, -1, 1)
+
+
+# ----------------------------------------------------------------------------- 3-D on the 2-D op
+def _depth_too_small(name, xshape, kshape, out):
+    if out <= 0:
+        raise ValueError(f"{name}: an input of shape {tuple(xshape)} is smaller than the kernel "
+                         f"{tuple(kshape)} along the depth axis")
+
+
+def _conv3d(x, kernel, bias, strides, padding, dilation, groups, activation, name):
+    """NDHWC convolution with a Keras kernel ``(kd, kh, kw, cin // groups, filters)``, as one
+    2-D convolution: the ``kd`` depth taps of each output depth are gathered (padded, strided
+    slices) and stacked into the channels, ``(N * OD, H, W, kd * cin)``, which the kernel seen
+    as ``(kh, kw, kd * cin // groups, filters)`` convolves (group by group: a group's channels
+    are laid out ``(kd, cin // groups)``, as its kernel rows)."""
+    N, D, H, W, C = x.shape
+    KD, KH, KW, Cg, F = kernel.shape
+    (sd, sh, sw), (dd, dh, dw) = strides, dilation
+    OD = _ops.conv_output_length(D, KD, sd, padding, dd)
+    _depth_too_small(name, x.shape, kernel.shape, OD)
+    before, after = _ops.same_pads(D, KD, sd, dd) if padding == "same" else (0, 0)
+    xp = pad_axis(x, 1, before, after)
+    span = (OD - 1) * sd + 1
+    cols = tnp.stack([xp[:, i * dd:i * dd + span:sd] for i in range(KD)], axis=4)
+    if groups > 1:
+        cols = tnp.transpose(tnp.reshape(cols, (N, OD, H, W, KD, groups, Cg)),
+                             (0, 1, 2, 3, 5, 4, 6))
+    cols = tnp.reshape(cols, (N * OD, H, W, KD * C))
+    k2 = tnp.reshape(tnp.transpose(kernel, (1, 2, 0, 3, 4)), (KH, KW, KD * Cg, F))
+    y = _ops.conv2d(cols, k2, bias, (sh, sw), padding, (dh, dw), groups, activation)
+    return tnp.reshape(y, (N, OD) + tuple(y.shape[1:]))
+
+
+def _conv3d_transpose(x, kernel, out_spatial, strides, padding, dilation, name):
+    """NDHWC transposed convolution with a Keras kernel ``(kd, kh, kw, filters, cin)``, as one
+    2-D transposed convolution of the ``N * D`` depth slices with the kernel seen as
+    ``(kh, kw, kd * filters, cin)``; each depth tap's slices are then added at depth
+    ``d * stride + tap * dilation`` (zeros between them for strides) and the result is cut to
+    ``out_spatial[0]`` as the 2-D op cuts its own axes. No bias. (Unstacking, padding and
+    adding keep the backward to concatenations and sums: one slice, the final cut.)"""
+    N, D, H, W, Cin = x.shape
+    KD, KH, KW, Co, _ = kernel.shape
+    OD, OH, OW = out_spatial
+    (sd, sh, sw), (dd, dh, dw) = strides, dilation
+    _depth_too_small(name, x.shape, kernel.shape, OD)
+    k2 = tnp.reshape(tnp.transpose(kernel, (1, 2, 0, 3, 4)), (KH, KW, KD * Co, Cin))
+    z = _ops.conv2d_transpose(tnp.reshape(x, (N * D, H, W, Cin)), k2, None, (OH, OW), (sh, sw),
+                              padding, (dh, dw))
+    taps = tnp.unstack(tnp.reshape(z, (N, D, OH, OW, KD, Co)), axis=4)
+    start = _ops._deconv_pad_before(D, OD, KD, sd, dd, padding)
+    full = max((KD - 1) * dd + D * sd, start + OD)
+    y = None
+    for i, zi in enumerate(taps):
+        zi = pad_axis(spread_axis(zi, 1, sd), 1, i * dd, full - i * dd - D * sd)
+        y = zi if y is None else y + zi
+    return y if (start, OD) == (0, full) else y[:, start:start + OD]
 
 
 # ----------------------------------------------------------------------------- the base
@@ -292,9 +353,12 @@ class _ConvForward(_Conv):
         if self.rank == 1:
             y = _ops.conv1d(x, k, self.bias, self.strides, self.padding, self.dilation_rate,
                             self.groups, act)
-        else:
+        elif self.rank == 2:
             y = _ops.conv2d(x, k, self.bias, self.strides, self.padding, self.dilation_rate,
                             self.groups, act)
+        else:
+            y = _conv3d(x, k, self.bias, self.strides, self.padding, self.dilation_rate,
+                        self.groups, act, self.name)
         return self._finish(y, fused)
 
 
@@ -317,6 +381,17 @@ class Conv2D(_ConvForward):
     bias_constraint=None)``; kernel ``(kh, kw, cin // groups, filters)``."""
 
     rank = 2
+
+
+class Conv3D(_ConvForward):
+    """Mirrors ``tf.keras.layers.Conv3D(filters, kernel_size, strides=(1, 1, 1),
+    padding='valid', data_format=None, dilation_rate=(1, 1, 1), groups=1, activation=None,
+    use_bias=True, kernel_initializer='glorot_uniform', bias_initializer='zeros',
+    kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+    kernel_constraint=None, bias_constraint=None)``; kernel ``(kd, kh, kw, cin // groups,
+    filters)``."""
+
+    rank = 3
 
 
 # ----------------------------------------------------------------------------- transposed
@@ -374,6 +449,10 @@ class _ConvTranspose(_Conv):
                              f"axis -1 of input shape to have value {k.shape[-1]} (kernel "
                              f"{tuple(k.shape)}) but received input with shape {tuple(inputs.shape)}")
         out = self._out_spatial(tuple(x.shape[1:-1]))
+        if self.rank == 3:
+            y = _conv3d_transpose(x, k, out, self.strides, self.padding, self.dilation_rate,
+                                  self.name)
+            return self._finish(y if self.bias is None else y + self.bias, False)
         fused = self._fuse_relu
         act = "relu" if fused else None
         if self.rank == 1:
@@ -408,6 +487,17 @@ class Conv2DTranspose(_ConvTranspose):
     ``(kh, kw, filters, cin)``."""
 
     rank = 2
+
+
+class Conv3DTranspose(_ConvTranspose):
+    """Mirrors ``tf.keras.layers.Conv3DTranspose(filters, kernel_size, strides=(1, 1, 1),
+    padding='valid', output_padding=None, data_format=None, dilation_rate=(1, 1, 1),
+    activation=None, use_bias=True, kernel_initializer='glorot_uniform',
+    bias_initializer='zeros', kernel_regularizer=None, bias_regularizer=None,
+    activity_regularizer=None, kernel_constraint=None, bias_constraint=None)``; kernel
+    ``(kd, kh, kw, filters, cin)``."""
+
+    rank = 3
 
 
 # ----------------------------------------------------------------------------- depthwise / separable
@@ -570,6 +660,8 @@ class SeparableConv2D(_Depthwise):
 # Keras's aliases
 Convolution1D = Conv1D
 Convolution2D = Conv2D
+Convolution3D = Conv3D
 Convolution1DTranspose = Conv1DTranspose
 Convolution2DTranspose = Conv2DTranspose
+Convolution3DTranspose = Conv3DTranspose
 SeparableConvolution2D = SeparableConv2D

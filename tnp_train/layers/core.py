@@ -17,7 +17,8 @@ from .base import Layer
 from .keras_tensor import KerasTensor, Node
 
 __all__ = ["InputLayer", "Input", "Dense", "Activation", "Dropout", "Flatten", "Reshape",
-           "Permute", "RepeatVector", "Lambda", "Masking", "TFOpLambda"]
+           "Permute", "RepeatVector", "Lambda", "Masking", "TFOpLambda", "SpatialDropout1D",
+           "SpatialDropout2D", "SpatialDropout3D", "ActivityRegularization"]
 
 
 def _serialize(obj):
@@ -207,12 +208,22 @@ class Dropout(Layer):
             return inputs
         if self.rate == 1:
             return inputs * 0
-        shape = inputs.shape if self.noise_shape is None else tuple(
-            s if n is None else n for s, n in zip(inputs.shape, self.noise_shape))
+        shape = self._get_noise_shape(inputs)
         rng = self._rng if self._rng is not None else get_rng()
         keep = rng.random(shape, dtype=_np.float32) >= self.rate
         scale = keep.astype(inputs.dtype) * inputs.dtype.type(1.0 / (1.0 - self.rate))
         return inputs * tnp.asarray(scale, device=inputs.device)
+
+    def _get_noise_shape(self, inputs):
+        """The shape of the keep mask: the inputs', or ``noise_shape`` with its ``None``
+        entries taken from the inputs."""
+        if self.noise_shape is None:
+            return inputs.shape
+        if len(self.noise_shape) != inputs.ndim:
+            # TF would broadcast the shorter mask against the trailing axes: refused
+            raise ValueError(f"{self.name}: noise_shape {self.noise_shape} does not have the rank "
+                             f"of the inputs, of shape {tuple(inputs.shape)}")
+        return tuple(s if n is None else n for s, n in zip(inputs.shape, self.noise_shape))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
@@ -392,3 +403,84 @@ class TFOpLambda(Lambda):
         if isinstance(inputs, list):
             return self.function(*inputs)
         return self.function(inputs)
+
+
+class _SpatialDropout(Dropout):
+    """Dropout of whole feature maps: one keep decision per (sample, channel), shared over the
+    ``rank`` spatial axes (TF 2.4 ``SpatialDropout*D``)."""
+
+    rank = 1
+
+    def __init__(self, rate, data_format=None, **kwargs):
+        kwargs.pop("noise_shape", None)     # derived from the inputs
+        super().__init__(rate, **kwargs)
+        if data_format not in (None, "channels_last", "channels_first"):
+            raise ValueError(f"{type(self).__name__}: data_format must be in "
+                             f"{{'channels_last', 'channels_first'}}, got {data_format!r}")
+        self.data_format = data_format or "channels_last"
+
+    def call(self, inputs, training=None):
+        if inputs.ndim != self.rank + 2:
+            raise ValueError(f"Input 0 of layer {self.name} is incompatible with the layer: "
+                             f"expected ndim={self.rank + 2}, found ndim={inputs.ndim}. Full shape "
+                             f"received: {tuple(inputs.shape)}")
+        return super().call(inputs, training=training)
+
+    def _get_noise_shape(self, inputs):
+        n, ones = inputs.shape[0], (1,) * self.rank
+        if self.data_format == "channels_first":
+            return (n, inputs.shape[1]) + ones
+        return (n,) + ones + (inputs.shape[-1],)
+
+    def get_config(self):
+        cfg = super().get_config()
+        cfg.pop("noise_shape")
+        if self.rank > 1:
+            cfg["data_format"] = self.data_format
+        return cfg
+
+
+class SpatialDropout1D(_SpatialDropout):
+    """Mirrors ``tf.keras.layers.SpatialDropout1D(rate)``: drops whole channels of a (batch,
+    steps, channels) input in training, scaling the rest by ``1 / (1 - rate)``."""
+
+    rank = 1
+
+    def __init__(self, rate, **kwargs):
+        super().__init__(rate, **kwargs)
+
+
+class SpatialDropout2D(_SpatialDropout):
+    """Mirrors ``tf.keras.layers.SpatialDropout2D(rate, data_format=None)``; its config also
+    keeps ``data_format`` (TF 2.4's loses it)."""
+
+    rank = 2
+
+
+class SpatialDropout3D(_SpatialDropout):
+    """Mirrors ``tf.keras.layers.SpatialDropout3D(rate, data_format=None)``; its config also
+    keeps ``data_format`` (TF 2.4's loses it)."""
+
+    rank = 3
+
+
+class ActivityRegularization(Layer):
+    """Mirrors ``tf.keras.layers.ActivityRegularization(l1=0., l2=0.)``: the identity, adding
+    ``(l1 * sum|x| + l2 * sum x^2) / batch_size`` to ``layer.losses`` at each call."""
+
+    def __init__(self, l1=0.0, l2=0.0, **kwargs):  # noqa: E741 (Keras's names)
+        from .. import regularizers as _regularizers
+        kwargs.pop("activity_regularizer", None)
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.activity_regularizer = _regularizers.L1L2(l1=l1, l2=l2)
+        self.l1, self.l2 = self.activity_regularizer.l1, self.activity_regularizer.l2
+
+    def call(self, inputs):
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "l1": self.l1, "l2": self.l2}

@@ -1,11 +1,12 @@
-"""Pooling layers with TF 2.4 ``tf.keras.layers`` signatures: ``MaxPooling1D/2D``,
-``AveragePooling1D/2D``, ``GlobalAveragePooling1D/2D``, ``GlobalMaxPooling1D/2D`` and Keras's
-aliases (``MaxPool2D``, ``AvgPool2D``, ``GlobalAvgPool2D``...).
+"""Pooling layers with TF 2.4 ``tf.keras.layers`` signatures: ``MaxPooling1D/2D/3D``,
+``AveragePooling1D/2D/3D``, ``GlobalAveragePooling1D/2D/3D``, ``GlobalMaxPooling1D/2D/3D`` and
+Keras's aliases (``MaxPool2D``, ``AvgPool3D``, ``GlobalAvgPool2D``...).
 
 Windowed pooling is one op of :mod:`tnp_train.ops.pooling` (one tape node; max pooling saves
 the argmax so its backward is a scatter; average pooling with ``"same"`` padding divides by the
-number of real elements, as Keras). Global pooling is a tnp reduction. Channels-last is native;
-``data_format="channels_first"`` transposes.
+number of real elements, as Keras). 3-D pooling is two 2-D passes (:func:`_pool3d`). Global
+pooling is a tnp reduction. Channels-last is native; ``data_format="channels_first"``
+transposes.
 """
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ import tnp
 from ..ops import pooling as _ops
 from .base import Layer
 
-__all__ = ["MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D",
-           "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
-           "GlobalMaxPooling2D", "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
-           "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D"]
+__all__ = ["MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D",
+           "AveragePooling2D", "AveragePooling3D", "GlobalAveragePooling1D",
+           "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
+           "GlobalMaxPooling2D", "GlobalMaxPooling3D", "MaxPool1D", "MaxPool2D", "MaxPool3D",
+           "AvgPool1D", "AvgPool2D", "AvgPool3D", "GlobalAvgPool1D", "GlobalAvgPool2D",
+           "GlobalAvgPool3D", "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPool3D"]
 
 
 def _tuple(value, n, what, layer):
@@ -43,6 +46,19 @@ def _data_format(value, layer):
     if v not in ("channels_last", "channels_first"):
         raise ValueError(f"{layer}: data_format must be 'channels_last' or 'channels_first', got {value!r}")
     return v
+
+
+def _pool3d(fn, x, pool_size, strides, padding):
+    """NDHWC pooling as two 2-D passes: over (H, W) of each depth slice, then over the depth
+    axis of the result seen as (N, D, OH * OW, C). Both poolings are separable: a window's
+    maximum is the maximum over depth of the per-slice maxima (the first one in (d, h, w)
+    order on ties), and with "same" padding a window's count of real elements is the product
+    of its depth and (h, w) counts, so the mean of the per-slice means is the window's."""
+    N, D, H, W, C = x.shape
+    y = fn(tnp.reshape(x, (N * D, H, W, C)), pool_size[1:], strides[1:], padding)
+    OH, OW = y.shape[1], y.shape[2]
+    y = fn(tnp.reshape(y, (N, D, OH * OW, C)), (pool_size[0], 1), (strides[0], 1), padding)
+    return tnp.reshape(y, (N, y.shape[1], OH, OW, C))
 
 
 class _Pooling(Layer):
@@ -86,7 +102,10 @@ class _Pooling(Layer):
             y = fn(x, self.pool_size[0], self.strides[0], self.padding)
         else:
             fn = _ops.max_pool2d if self.kind == "max" else _ops.avg_pool2d
-            y = fn(x, self.pool_size, self.strides, self.padding)
+            if self.rank == 2:
+                y = fn(x, self.pool_size, self.strides, self.padding)
+            else:
+                y = _pool3d(fn, x, self.pool_size, self.strides, self.padding)
         return tnp.moveaxis(y, -1, 1) if first else y
 
     def get_config(self):
@@ -133,6 +152,28 @@ class AveragePooling2D(_Pooling):
     rank, kind = 2, "avg"
 
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(pool_size, strides, padding, data_format, **kwargs)
+
+
+class MaxPooling3D(_Pooling):
+    """Mirrors ``tf.keras.layers.MaxPooling3D(pool_size=(2, 2, 2), strides=None,
+    padding='valid', data_format=None)``."""
+
+    rank, kind = 3, "max"
+
+    def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None,
+                 **kwargs):
+        super().__init__(pool_size, strides, padding, data_format, **kwargs)
+
+
+class AveragePooling3D(_Pooling):
+    """Mirrors ``tf.keras.layers.AveragePooling3D(pool_size=(2, 2, 2), strides=None,
+    padding='valid', data_format=None)``."""
+
+    rank, kind = 3, "avg"
+
+    def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None,
+                 **kwargs):
         super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
@@ -223,6 +264,20 @@ class GlobalMaxPooling2D(_GlobalPooling):
     rank, kind = 2, "max"
 
 
+class GlobalAveragePooling3D(_GlobalPooling):
+    """Mirrors ``tf.keras.layers.GlobalAveragePooling3D(data_format=None)`` (with the
+    ``keepdims`` of the other global poolings here)."""
+
+    rank, kind = 3, "avg"
+
+
+class GlobalMaxPooling3D(_GlobalPooling):
+    """Mirrors ``tf.keras.layers.GlobalMaxPooling3D(data_format=None)`` (with the ``keepdims``
+    of the other global poolings here)."""
+
+    rank, kind = 3, "max"
+
+
 # Keras's aliases
 MaxPool1D = MaxPooling1D
 MaxPool2D = MaxPooling2D
@@ -232,3 +287,7 @@ GlobalAvgPool1D = GlobalAveragePooling1D
 GlobalAvgPool2D = GlobalAveragePooling2D
 GlobalMaxPool1D = GlobalMaxPooling1D
 GlobalMaxPool2D = GlobalMaxPooling2D
+MaxPool3D = MaxPooling3D
+AvgPool3D = AveragePooling3D
+GlobalAvgPool3D = GlobalAveragePooling3D
+GlobalMaxPool3D = GlobalMaxPooling3D
