@@ -102,7 +102,8 @@ def relu(x, alpha=0.0, max_value=None, threshold=0):
     else:
         y = tnp.maximum(x, 0)
     if max_value is not None:
-        y = tnp.minimum(y, max_value)
+        # TF clips to [0, max_value]: with a negative threshold, x in (threshold, 0) gives 0
+        y = tnp.clip(y, 0, max_value) if threshold < 0 else tnp.minimum(y, max_value)
     if alpha != 0:
         y = y - alpha * tnp.maximum(threshold - x, 0)
     return y

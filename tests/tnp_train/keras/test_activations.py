@@ -161,3 +161,16 @@ def test_dense_uses_activations_by_name():
     np.testing.assert_allclose(np.asarray(y), REFS["gelu"]((x @ W + b).astype(np.float64)),
                                rtol=1e-5, atol=1e-6)
     assert layer.get_config()["activation"] == "gelu"
+
+
+def test_relu_with_a_negative_threshold_and_max_value_clips_at_zero_as_tf():
+    # TF 2.4's backend.relu: x * (x > threshold), then clip_by_value(x, 0, max_value) when
+    # max_value is set, then - alpha * relu(threshold - x)
+    x = np.array([-3.0, -1.0, -0.5, 0.5, 2.0, 9.0])
+    for alpha in (0.0, 0.1):
+        want = np.clip(x * (x > -2), 0, 6) - alpha * np.maximum(-2 - x, 0)
+        got = tt.activations.relu(tnp.asarray(x), alpha=alpha, threshold=-2, max_value=6)
+        np.testing.assert_allclose(np.asarray(got), want)
+    # without max_value nothing is clipped: x in (threshold, 0) stays x
+    np.testing.assert_allclose(np.asarray(tt.activations.relu(tnp.asarray(x), threshold=-2)),
+                               x * (x > -2))

@@ -35,10 +35,24 @@ def untake(g, key, shape):
     return _untake(g, key, tuple(shape))
 
 
+def _basic(key):
+    """Whether ``key`` is a basic index (ints, slices, None, Ellipsis): every element of the
+    result comes from a different element of the array, so the adjoint is an assignment."""
+    items = key if type(key) is tuple else (key,)
+    for k in items:
+        if not (k is None or k is Ellipsis or type(k) is slice or
+                (isinstance(k, (int, _np.integer)) and not isinstance(k, (bool, _np.bool_)))):
+            return False
+    return True
+
+
 @custom_gradient
 def _untake(g, key, shape):
     gx = tnp.zeros(shape, dtype=g.dtype, device=g.device)
-    tnp.add.at(gx, key, g)
+    if _basic(key):
+        gx[key] = g           # no repeats to accumulate: a plain write, not add.at's loop
+    else:
+        tnp.add.at(gx, key, g)
     return gx, lambda dy: (dy[key], None, None)
 
 

@@ -172,6 +172,18 @@ defvjp("vecmat", lambda ans, v, A, **k: lambda g: tnp.matmul(A, g[..., None])[..
 # ---------------------------------------------------------------------------- sums and products
 
 
+def on_array(maker):
+    """A reduction's VJP rule that also takes its input as a list of arrays (``tnp.sum([a, b])``,
+    ``tnp.mean([l1, l2])``): the list is made one array for the rule, and the tape gives each
+    element its slice of the gradient."""
+    def rule(ans, x, *args, **kwargs):
+        if isinstance(x, (list, tuple)):
+            x = tnp.asarray(x)
+        return maker(ans, x, *args, **kwargs)
+    rule.__name__ = getattr(maker, "__name__", "rule")
+    return rule
+
+
 def _expand_to(g, x, axis, keepdims):
     """Broadcast the cotangent of a reduction back to the input's shape."""
     shape = tuple(x.shape)
@@ -200,9 +212,9 @@ def _nansum_vjp(ans, x, axis=None, dtype=None, out=None, keepdims=False, **k):
     return lambda g: _expand_to(g, x, axis, keepdims) * ~tnp.isnan(x)
 
 
-defvjp("sum", _sum_vjp)
-defvjp("prod", _prod_vjp)
-defvjp("nansum", _nansum_vjp)
+defvjp("sum", on_array(_sum_vjp))
+defvjp("prod", on_array(_prod_vjp))
+defvjp("nansum", on_array(_nansum_vjp))
 defvjp("nanprod", lambda ans, x, axis=None, dtype=None, out=None, keepdims=False, **k:
        lambda g: tnp.where(tnp.isnan(x), 0.0, _expand_to(g * ans, x, axis, keepdims) / x))
 
@@ -906,7 +918,7 @@ def _abs_vjp(ans, x, **k):
     return lambda g: g * tnp.conjugate(x) / tnp.where(_sg(ans) == 0, 1.0, ans)
 
 
-defvjp("prod", _prod_where_vjp)
-defvjp("nanprod", _nanprod_where_vjp)
-defvjp("nansum", _nansum_where_vjp)
+defvjp("prod", on_array(_prod_where_vjp))
+defvjp("nanprod", on_array(_nanprod_where_vjp))
+defvjp("nansum", on_array(_nansum_where_vjp))
 defvjp("absolute", _abs_vjp)

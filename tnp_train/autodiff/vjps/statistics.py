@@ -15,8 +15,8 @@ import tnp
 
 from ..registry import defvjp, nondifferentiable, section
 from .indexing import untake
-from .math import (_NoValue, _arr, _axes_of, _cj, _expand_to, _extremum_vjp, _full_cotangent, _host,
-                   _on, _reduced_count, _sg, _where_mask, _zeros)
+from .math import (on_array, _NoValue, _arr, _axes_of, _cj, _expand_to, _extremum_vjp,
+                   _full_cotangent, _host, _on, _reduced_count, _sg, _where_mask, _zeros)
 
 section("statistics")
 
@@ -32,7 +32,7 @@ def _max_vjp(ans, a, axis=None, out=None, keepdims=False, initial=_NoValue, wher
     return _extremum_vjp(ans, a, axis, _kd(keepdims), where)
 
 
-defvjp(("amax", "amin", "max", "min", "nanmax", "nanmin"), _max_vjp)
+defvjp(("amax", "amin", "max", "min", "nanmax", "nanmin"), on_array(_max_vjp))
 
 
 def _ptp_vjp(ans, a, axis=None, out=None, keepdims=False):
@@ -46,7 +46,7 @@ def _ptp_vjp(ans, a, axis=None, out=None, keepdims=False):
     return vjp
 
 
-defvjp("ptp", _ptp_vjp)
+defvjp("ptp", on_array(_ptp_vjp))
 
 
 # ---------------------------------------------------------------------------- means and variances
@@ -76,8 +76,8 @@ def _nanmean_vjp(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, whe
     return vjp
 
 
-defvjp("mean", _mean_vjp)
-defvjp("nanmean", _nanmean_vjp)
+defvjp("mean", on_array(_mean_vjp))
+defvjp("nanmean", on_array(_nanmean_vjp))
 
 
 def _var_setup(a, axis, ddof, where, mean, correction, nan):
