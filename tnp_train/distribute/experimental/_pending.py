@@ -4,21 +4,11 @@ from __future__ import annotations
 from ..distribute_lib import Strategy
 from ..one_device_strategy import _SingleDeviceExtended, parse_device
 
-__all__ = ["CentralStorageStrategy", "ParameterServerStrategy", "Server", "not_yet"]
+__all__ = ["CentralStorageStrategy", "not_yet"]
 
 
 def not_yet(name, why):
     raise NotImplementedError(f"tt.distribute.{name} is not implemented yet: {why}")
-
-
-class ParameterServerStrategy(Strategy):
-    """Mirrors ``tf.distribute.experimental.ParameterServerStrategy(cluster_resolver,
-    variable_partitioner=None)``: not implemented yet (the parameter-server issue)."""
-
-    def __init__(self, cluster_resolver, variable_partitioner=None):
-        not_yet("experimental.ParameterServerStrategy",
-                "variables on 'ps' ranks come with the parameter-server step; "
-                "use MultiWorkerMirroredStrategy")
 
 
 class CentralStorageStrategy(Strategy):
@@ -46,14 +36,3 @@ class CentralStorageStrategy(Strategy):
     def __repr__(self):
         return (f"<tt.distribute.experimental.CentralStorageStrategy "
                 f"device={self._extended._device}>")
-
-
-class Server:
-    """Mirrors ``tf.distribute.Server(server_or_cluster_def, job_name=None, task_index=None,
-    protocol=None, config=None, start=True)``: TF's in-process gRPC server has no counterpart
-    here (MPI carries the traffic between ranks launched by ``mpiexec``)."""
-
-    def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None,
-                 config=None, start=True):
-        not_yet("Server", "there is no in-process gRPC server: launch the workers with "
-                "`mpiexec -n N python script.py`; MPI carries the traffic")
