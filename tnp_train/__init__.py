@@ -25,10 +25,11 @@ data = _Lazy("tnp_train.data")
 train = _Lazy("tnp_train.train")
 nn = _Lazy("tnp_train.nn")
 distribute = _Lazy("tnp_train.distribute")
+profiler = _Lazy("tnp_train.profiler")
 
 __version__ = "0.1.0"
 __all__ = ["GradientTape", "Variable", "VariableAggregation", "VariableSynchronization",
            "variable_creator_scope",
            "custom_gradient", "stop_gradient", "Input", "Model", "Sequential", "activations", "backend",
            "callbacks", "data", "distribute", "initializers", "layers", "losses", "metrics", "mixed_precision",
-           "models", "nn", "optimizers", "regularizers", "train", "utils"]
+           "models", "nn", "optimizers", "profiler", "regularizers", "train", "utils"]

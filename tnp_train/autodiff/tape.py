@@ -45,6 +45,17 @@ _CPU = tnp.device("cpu")
 
 _INPLACE_PREFIX = "inplace_"
 
+# tnp_train.utils.tracing, bound at the first backward pass: importing tnp_train.utils here
+# would import the layers, which import this module
+_tracing = None
+
+
+def _load_tracing():
+    global _tracing
+    from ..utils import tracing
+    _tracing = tracing
+    return tracing
+
 
 _inexact_dtypes: dict = {}
 
@@ -145,6 +156,18 @@ class _Node:
         self.inputs = inputs        # [(position or keyword, index in a list or None, array)]
         self.versions = versions    # [(array, version at record time)]
         self.rule = rule
+
+
+def _rule_label(node):
+    """What a hand-written backward is called in a trace: ``dense._make_backward`` for the
+    ``backward`` closure that ``tnp_train.ops.dense._make_backward`` returns."""
+    fn = getattr(node.rule, "grad_fn", None)
+    if fn is None:
+        return getattr(node.rule, "opname", node.name)
+    module = str(getattr(fn, "__module__", "") or "").rsplit(".", 1)[-1]
+    name = str(getattr(fn, "__qualname__", "") or getattr(fn, "__name__", "backward"))
+    name = name.split(".<locals>", 1)[0]
+    return f"{module}.{name}" if module else name
 
 
 def _is_arraylike(x):
@@ -403,14 +426,15 @@ class GradientTape:
         ready = None
         if gradient_ready is not None:
             ready = _ReadyReporter(self, flat_sources, gradient_ready, unconnected_gradients)
-        grads = self._backward(targets, ogs, ready)
-        if not self._persistent:
-            self._used = True
-            self._release()
-        if ready is not None:
-            out = [ready.final(s, grads) for s in flat_sources]
-        else:
-            out = [self._source_grad(s, grads, unconnected_gradients) for s in flat_sources]
+        with (_tracing or _load_tracing()).span("GradientTape.gradient", "backward"):
+            grads = self._backward(targets, ogs, ready)
+            if not self._persistent:
+                self._used = True
+                self._release()
+            if ready is not None:
+                out = [ready.final(s, grads) for s in flat_sources]
+            else:
+                out = [self._source_grad(s, grads, unconnected_gradients) for s in flat_sources]
         return _unflatten(sources, out)
 
     def _source_grad(self, s, grads, unconnected):
@@ -448,6 +472,11 @@ class GradientTape:
             _accumulate(grads, t, og)
         was, was_passive = self._recording, self._passive
         self._recording = self._passive = False  # the backward pass: enclosing tapes only
+        tracing = _tracing or _load_tracing()
+        # profiling: a span per hand-written backward at level 2, per VJP rule at level 3
+        traced = 3 if tracing.level(3) else 2 if tracing.level(2) else 0
+        apply = self._apply if not traced else \
+            lambda node, gs, grads: self._apply_traced(node, gs, grads, traced, tracing)
         try:
             if ready is not None:
                 ready.start(grads)
@@ -458,16 +487,26 @@ class GradientTape:
                 if len(outs) == 1:
                     g = grads.get(id(outs[0]))
                     if g is not None:
-                        self._apply(node, [g], grads)
+                        apply(node, [g], grads)
                 else:
                     gs = [grads.get(id(o)) for o in outs]
                     if not all(g is None for g in gs):
-                        self._apply(node, gs, grads)
+                        apply(node, gs, grads)
                 if ready is not None and i in ready.pending:
                     ready.report(i, grads)
         finally:
             self._recording, self._passive = was, was_passive
         return grads
+
+    def _apply_traced(self, node, gs, grads, traced, tracing):
+        if node.rule is None:
+            if traced < 3:
+                return self._apply(node, gs, grads)
+            name = f"{node.name} (VJP)"
+        else:
+            name = f"{_rule_label(node)} (backward)"
+        with tracing.span(name, "backward"):
+            self._apply(node, gs, grads)
 
     def _apply(self, node, gs, grads):
         for arr, v in node.versions:

@@ -1,5 +1,5 @@
 """``TensorBoard``: write the training logs as TensorBoard scalars (TF 2.4's
-``tf.keras.callbacks.TensorBoard``, scalars and weight histograms only).
+``tf.keras.callbacks.TensorBoard``: scalars, weight histograms and ``profile_batch``).
 
 The event files are written by a maintained writer library, an optional dependency:
 ``tensorboardX`` when it is installed, otherwise ``torch.utils.tensorboard`` (which needs both
@@ -48,8 +48,11 @@ class TensorBoard(Callback):
     training logs as ``batch_k`` every ``N`` batches, at step = the number of training batches
     seen by this callback. ``histogram_freq=N`` writes a histogram of every model weight every
     ``N`` epochs. A standalone ``evaluate`` writes ``evaluation_k_vs_iterations`` to the
-    validation run. ``write_graph``, ``write_images``, ``profile_batch`` and the embeddings
-    arguments are accepted and have no effect (there is no graph; the profiler is separate).
+    validation run. ``profile_batch`` (default 2: the second training batch; ``(start,
+    stop)`` a range, counted from 1 over the whole ``fit``; 0 off) runs ``tt.profiler`` over
+    those batches, writing to ``log_dir/plugins/profile/<run>/`` (TF writes under
+    ``log_dir/train``). ``write_graph``, ``write_images`` and the embeddings arguments are
+    accepted and have no effect (there is no graph).
     """
 
     _supports_tf_logs = True     # batch logs are read from the device only when written
@@ -80,11 +83,56 @@ class TensorBoard(Callback):
         self.write_images = write_images
         self.update_freq = update_freq
         self.profile_batch = profile_batch
+        self._init_profile_batch(profile_batch)
         self.embeddings_freq = embeddings_freq
         self.embeddings_metadata = embeddings_metadata
         self._writers = {}
         self._train_batches = 0
         self._in_fit = False
+
+    def _init_profile_batch(self, profile_batch):
+        """TF 2.4's parsing: an int, a pair, or a string ``"start,stop"``."""
+        message = ("profile_batch must be a non-negative integer or 2-tuple of positive "
+                   "integers. A pair of positive integers signifies a range of batches to "
+                   f"profile. Found: {profile_batch}")
+        if isinstance(profile_batch, str):
+            try:
+                profile_batch = [int(p) for p in profile_batch.split(",")]
+            except ValueError:
+                raise ValueError(message) from None
+        if isinstance(profile_batch, (int, np.integer)) and not isinstance(profile_batch, bool):
+            start = stop = int(profile_batch)
+        elif isinstance(profile_batch, (tuple, list)) and len(profile_batch) == 2 and all(
+                isinstance(b, (int, np.integer)) and not isinstance(b, bool)
+                for b in profile_batch):
+            start, stop = (int(b) for b in profile_batch)
+        else:
+            raise ValueError(message)
+        if start < 0 or stop < start:
+            raise ValueError(message)
+        self._start_batch, self._stop_batch = start, stop
+        self._should_trace = not (start == 0 and stop == 0)
+        self._global_train_batch = 0
+        self._profiling = False
+
+    def _start_profiler(self):
+        from ..profiler import experimental as profiler
+        try:
+            profiler.start(self.log_dir)
+            self._profiling = True
+        except RuntimeError as e:       # TF logs an AlreadyExistsError and trains on
+            warn(f"TensorBoard: failed to start the profiler: {e}")
+
+    def _stop_profiler(self):
+        if not self._profiling:
+            return
+        from ..profiler import experimental as profiler
+        try:
+            profiler.stop()
+        except RuntimeError as e:       # TF logs an UnavailableError and trains on
+            warn(f"TensorBoard: failed to stop the profiler: {e}")
+        finally:
+            self._profiling = False
 
     def _writer(self, run):
         if run not in self._writers:
@@ -111,11 +159,19 @@ class TensorBoard(Callback):
 
     def on_train_begin(self, logs=None):
         self._in_fit = True
+        self._global_train_batch = 0
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._global_train_batch += 1
+        if self._should_trace and self._global_train_batch == self._start_batch:
+            self._start_profiler()
 
     def on_train_batch_end(self, batch, logs=None):
         self._train_batches += 1
         if self.update_freq != "epoch" and self._train_batches % self.update_freq == 0:
             self._scalars("train", "batch_", logs or {}, self._train_batches)
+        if self._profiling and self._global_train_batch >= self._stop_batch:
+            self._stop_profiler()
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs or {}
@@ -133,6 +189,7 @@ class TensorBoard(Callback):
 
     def on_train_end(self, logs=None):
         self._in_fit = False
+        self._stop_profiler()
         self._close_writers()
 
     def on_test_end(self, logs=None):

@@ -6,6 +6,7 @@ import os
 import numpy as _np
 
 from ..autodiff import Variable
+from ..utils import tracing as _tracing
 from . import _graph
 from ._format import CheckpointReader, write_checkpoint_file
 
@@ -22,7 +23,8 @@ def write_graph(root, path, metadata=None):
     os.makedirs(directory, exist_ok=True)
     if os.path.isdir(path):
         raise IsADirectoryError(f"checkpoint: {path} is a directory; give a file path (prefix)")
-    write_checkpoint_file(path, _graph.collect(root), metadata)
+    with _tracing.span("write checkpoint", "checkpoint", path=path):
+        write_checkpoint_file(path, _graph.collect(root), metadata)
     return path
 
 

@@ -40,6 +40,7 @@ import tempfile
 
 import numpy as _np
 
+from ..utils import tracing as _tracing
 from . import _graph
 from ._format import CheckpointFormatError
 from ._io import _UMASK, atomic_write_bytes, fsync_dir, owned_prefix, stale_temporaries, tmp_prefix
@@ -198,6 +199,11 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
     ``include_optimizer`` and the model is compiled, and the config again). A crash leaves
     either the old or the new model (see the module docstring); an existing directory is
     written into, as TF's SavedModel does, not replaced."""
+    with _tracing.span("save model", "checkpoint", path=os.fspath(filepath)):
+        return _save_model(model, filepath, overwrite, include_optimizer)
+
+
+def _save_model(model, filepath, overwrite, include_optimizer):
     from .. import __version__
     filepath = os.path.abspath(os.fspath(filepath))
     if os.path.lexists(filepath) and not overwrite:

@@ -12,6 +12,8 @@ import itertools
 import queue
 import threading
 
+from ..utils import tracing as _tracing
+
 __all__ = ["PrefetchIterator", "ParallelMapIterator"]
 
 _END = object()
@@ -41,7 +43,9 @@ def _produce(make_iter, q, stop):
         it = make_iter()
         while not stop.is_set():
             try:
-                item = next(it)
+                # profiling: the work of producing one element on this pipeline thread
+                with _tracing.span("prefetch", "input"):
+                    item = next(it)
             except StopIteration:
                 _put(q, _END, stop)
                 return
@@ -138,8 +142,10 @@ def _work(fn, tasks, stop):
         slot, elements = task
         values = []
         try:
-            for e in elements:
-                values.append(fn(e))
+            # profiling: one span per chunk of elements mapped on this pipeline thread
+            with _tracing.span("map", "input", elements=len(elements)):
+                for e in elements:
+                    values.append(fn(e))
         except BaseException as e:  # noqa: BLE001 - re-raised in order by the consumer
             slot.exc = e
         slot.values = values

@@ -16,6 +16,8 @@ What ``__call__`` adds around ``call``:
   built from the shapes, records a node for the functional API, and returns placeholders.
 * **losses.** ``add_loss`` during ``call`` and weight regularizers are collected in
   ``layer.losses`` (recomputed on access, so they are differentiable inside a tape).
+* **profiling.** While ``tt.profiler`` records (host tracer level 2), each eager call is a
+  ``forward`` span named after the layer; otherwise it costs one read of a module global.
 
 Building is replica-safe: a layer called from several threads at once (MirroredStrategy runs
 one replica per thread) is built once, under its own lock; the other threads wait for the build
@@ -41,6 +43,7 @@ from tnp.extend import (
 from .. import initializers as _initializers
 from ..autodiff import Variable
 from ..mixed_precision.policy import Policy, get_policy
+from ..utils import tracing as _tracing
 from ..utils.naming import snake_case
 from .keras_tensor import KerasTensor, Node, flatten, is_symbolic, pack_like
 
@@ -263,12 +266,20 @@ class Layer:
         _ctx.training, _ctx.depth = training, depth + 1
         if scope is not None:
             scope.__enter__()
+        # profiling: the call is a `forward` span (checked inline: this path is hot)
+        rec = _tracing._RECORDER
+        span = None
+        if rec is not None:
+            span = rec.span(self.name, "forward", None, {"class": type(self).__name__})
+            span.__enter__()
         try:
             if self._autocast and self._weight_attrs and self._dtype_policy.is_mixed:
                 out = self._call_autocast(inputs, args[1:], kwargs)
             else:
                 out = self.call(inputs, *args[1:], **kwargs)
         finally:
+            if span is not None:
+                span.__exit__(None, None, None)
             _ctx.training, _ctx.depth = outer, depth
             if scope is not None:
                 scope.__exit__(None, None, None)

@@ -53,6 +53,7 @@ from tnp.extend import (
     is_tnp_array as _is_tnp, version as _version, wrap)
 
 from ..autodiff import GradientTape, Variable
+from ..utils import tracing as _tracing
 from . import schedules as _schedules
 
 __all__ = ["Optimizer"]
@@ -485,6 +486,10 @@ class Optimizer:
         experimental_aggregate_gradients=True)``: update each variable with its gradient;
         pairs whose gradient is None are skipped (ValueError if all are). Returns
         ``iterations`` (after the increment)."""
+        with _tracing.span(f"{type(self).__name__}.apply_gradients", "optimizer"):
+            return self._apply_gradients(grads_and_vars, experimental_aggregate_gradients)
+
+    def _apply_gradients(self, grads_and_vars, experimental_aggregate_gradients):
         pairs = self._validated_pairs(grads_and_vars)
         if experimental_aggregate_gradients:
             pairs = list(self.gradient_aggregator(pairs))

@@ -10,6 +10,7 @@ hooks, ``evaluate``'s result and ``train_on_batch``'s get Python floats).
 from __future__ import annotations
 
 import warnings
+from itertools import count as _count
 
 import numpy as _np
 
@@ -23,12 +24,15 @@ _metrics = LazyModule("tnp_train.metrics")   # metrics sit beside the trainers
 from .. import optimizers as _optimizers
 from ..autodiff import GradientTape, Variable
 from ..layers.keras_tensor import flatten, pack_like
+from ..utils import tracing as _tracing
 from . import distributed as _dist
 from .compile_utils import LossesContainer, MetricsContainer
 from .data_adapter import (DataHandler, check_count, check_fraction, train_validation_split,
                            unpack_x_y_sample_weight)
 
 __all__ = ["Trainer"]
+
+_END = object()      # what next() gives at the end of an epoch's batches
 
 
 def _concat(batches):
@@ -216,7 +220,9 @@ class Trainer:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
-            loss = self.compute_loss(x, y, y_pred, sample_weight)
+            # profiling: the loss is the end of the forward pass
+            with _tracing.span("loss", "forward"):
+                loss = self.compute_loss(x, y, y_pred, sample_weight)
         variables = self.trainable_variables
         if variables and not self.compiled_loss.has_loss_for(y) and not self.losses:
             # TF fails later with "No gradients provided for any variable"; say why
@@ -237,7 +243,8 @@ class Trainer:
         """Loss and metrics on a batch, no update (mirrors ``Model.test_step``)."""
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
-        self.compute_loss(x, y, y_pred, sample_weight)
+        with _tracing.span("loss", "forward"):
+            self.compute_loss(x, y, y_pred, sample_weight)
         return self._update_metrics(y, y_pred, sample_weight)
 
     def predict_step(self, data):
@@ -264,6 +271,16 @@ class Trainer:
         batch: each worker trains on its part of every batch, and the logs are the job's."""
         self._assert_compiled("training/testing")
         strategy = _dist.run_strategy(self)
+        if hasattr(strategy, "_coordinator_fit"):
+            # a ParameterServerStrategy: the chief schedules the steps on the workers (what TF
+            # added to fit after 2.4), through its ClusterCoordinator
+            return strategy._coordinator_fit(
+                self, x=x, y=y, batch_size=batch_size, epochs=epochs, verbose=verbose,
+                callbacks=callbacks, validation_split=validation_split,
+                validation_data=validation_data, shuffle=shuffle, class_weight=class_weight,
+                sample_weight=sample_weight, initial_epoch=initial_epoch,
+                steps_per_epoch=steps_per_epoch, validation_steps=validation_steps,
+                validation_batch_size=validation_batch_size, validation_freq=validation_freq)
         with _dist.strategy_scope(strategy):
             return self._fit(strategy, x, y, batch_size, epochs, verbose, callbacks,
                              validation_split, validation_data, shuffle, class_weight,
@@ -312,20 +329,34 @@ class Trainer:
         start = initial_epoch if start is None else start
         skip = self._initial_step_from_backup or 0   # a mid-epoch backup: batches already done
         epoch_logs = {}
+        steps_run = 0      # the profiler's step_num: unique across the epochs of this fit
         for epoch in range(start, epochs):
             self.reset_metrics()
             cbs.on_epoch_begin(epoch)
             logs = {}
             seen = 0
-            for step, batch in enumerate(data.epoch_iterator()):
+            batches = iter(data.epoch_iterator())
+            for step in _count():
+                t_next = _tracing.clock()
+                batch = next(batches, _END)
+                t_batch = _tracing.clock()
+                if batch is _END:
+                    break
                 seen += 1
                 if skip:
                     skip -= 1
                     continue
                 cbs.on_train_batch_begin(step)
-                logs = _batch_logs(_dist.run_train_step(self, strategy, self.train_step,
-                                                        batch, data, cbs, epoch, step))
-                cbs.on_train_batch_end(step, logs)
+                # TF 2.4's Trace("train", step_num=..., _r=1) around the step, opened after
+                # on_train_batch_begin (where TensorBoard(profile_batch=) starts the profiler)
+                # and dated back to the wait for the batch, which is its first part
+                with _tracing.span("train", "step", t_next, step_num=steps_run, epoch_num=epoch,
+                                   batch=step):
+                    _tracing.complete("IteratorGetNext", "input", t_next, t_batch)
+                    logs = _batch_logs(_dist.run_train_step(self, strategy, self.train_step,
+                                                            batch, data, cbs, epoch, step))
+                    cbs.on_train_batch_end(step, logs)
+                steps_run += 1
                 if self.stop_training:
                     break
             if not seen:
@@ -353,10 +384,18 @@ class Trainer:
         self.reset_metrics()
         cbs.on_test_begin()
         logs = {}
-        for step, batch in enumerate(data.epoch_iterator()):
+        batches = iter(data.epoch_iterator())
+        for step in _count():
+            t_next = _tracing.clock()
+            batch = next(batches, _END)
+            t_batch = _tracing.clock()
+            if batch is _END:
+                break
             cbs.on_test_batch_begin(step)
-            logs = _batch_logs(_run(strategy, self.test_step, batch))
-            cbs.on_test_batch_end(step, logs)
+            with _tracing.span("test", "step", t_next, step_num=step):
+                _tracing.complete("IteratorGetNext", "input", t_next, t_batch)
+                logs = _batch_logs(_run(strategy, self.test_step, batch))
+                cbs.on_test_batch_end(step, logs)
         logs = _python_logs(dict(logs))
         cbs.on_test_end(logs)
         return logs

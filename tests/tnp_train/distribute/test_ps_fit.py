@@ -189,3 +189,12 @@ def test_fit_under_mixed_precision(cluster, strategy):
     assert int(model.optimizer.iterations.numpy()) == 10
     assert np.isfinite(history.history["loss"]).all()
     assert float(np.asarray(model.optimizer.loss_scale)) == 2.0 ** 15
+
+
+def test_model_fit_is_the_coordinator_fit(cluster, strategy):
+    """``model.fit`` itself takes the coordinator path under this strategy (the hook in
+    Trainer.fit): every step is applied once on the servers."""
+    model = compiled(strategy)
+    history = model.fit(X, Y, batch_size=32, epochs=2, steps_per_epoch=5, verbose=0)
+    assert sorted(history.history) == ["accuracy", "loss"]
+    assert int(model.optimizer.iterations.numpy()) == 10
