@@ -59,6 +59,14 @@ def digest(model):
 '''
 
 CHILD = MODEL_SRC + r'''
+import os as _os
+
+
+def _say(line):
+    # one write(2) per line: the fork's children share this pipe, and print() makes two
+    # writes when stdout is unbuffered (PYTHONUNBUFFERED), which interleave with theirs
+    _os.write(1, (line + "\n").encode())
+
 import json, os, shutil, signal, sys
 from tnp_train.checkpoint._io import atomic_write_bytes
 
@@ -85,7 +93,7 @@ def crash(path, n, k):
     model = build(n)
     count = die_before_step(k)
     model.save(path)
-    print(f"completed {count[0]}", flush=True)
+    _say(f"completed {count[0]}")
 
 def loop(path, side, n0):
     with open(side) as f:
@@ -97,13 +105,13 @@ def loop(path, side, n0):
         model = build(n)
         h = digest(model)
         atomic_write_bytes(side, json.dumps({"intent": [n, h], "done": done}).encode())
-        print(f"saving {n}", flush=True)
+        _say(f"saving {n}")
         model.save(path)
-        print(f"saved {n}", flush=True)
+        _say(f"saved {n}")
         done = [n, h]
         atomic_write_bytes(side, json.dumps({"intent": None, "done": done}).encode())
 
-print("ready", flush=True)
+_say("ready")
 while True:
     cmd = sys.stdin.readline().split()
     if not cmd or cmd[0] not in ("crash", "loop"):
@@ -122,9 +130,9 @@ while True:
             code = 1
         finally:
             os._exit(code)
-    print(f"pid {pid}", flush=True)
+    _say(f"pid {pid}")
     _, status = os.waitpid(pid, 0)
-    print(f"dead {pid} {status}", flush=True)
+    _say(f"dead {pid} {status}")
 '''
 
 
