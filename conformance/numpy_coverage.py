@@ -422,6 +422,8 @@ def _describe(module, name, tobj):
         if callable(nobj):
             return "NumPy's function, re-exported"
         return "NumPy's constant"
+    if type(tobj).__name__ == "HandoverModule":   # tnp/_handover.py
+        return "NumPy's module, taking tnp arrays"
     if isinstance(tobj, type):
         if isinstance(nobj, type) and issubclass(tobj, nobj):
             return "tnp's subclass of NumPy's class (tnp arrays in and out)"

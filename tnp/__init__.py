@@ -7,16 +7,18 @@ the order of NumPy's reference.
 """
 from __future__ import annotations
 
+import sys as _sys
+
 import numpy as _np
 
-__version__ = "0.1.0"
+from .version import version as __version__
 
 # ---- core: array, scalars, devices, dtypes, configuration -------------------------------
 from ._core.ndarray import ndarray, Scalar, flatiter
 from ._core.dispatch import ufunc, REGISTRY
 from ._core.devices import (Device, device, default_device, get_default_device,
                             set_default_device, synchronize)
-from ._core.dtypes import bfloat16, finfo, iinfo, SCALAR_TYPES as _SCALAR_TYPES
+from ._core.dtypes import finfo, iinfo, SCALAR_TYPES as _SCALAR_TYPES
 from ._core.array_api import __array_namespace_info__, __array_api_version__
 from . import config
 
@@ -39,8 +41,6 @@ asmatrix = _np.asmatrix
 memmap = _np.memmap
 recarray = _np.recarray
 record = _np.record
-exceptions = _np.exceptions
-dtypes = _np.dtypes
 
 # ---- constants ----------------------------------------------------------------------------
 e = _np.e
@@ -72,19 +72,44 @@ from ._core import methods as _methods  # noqa: E402
 _methods.install()
 del _methods
 
-from . import testing  # noqa: E402,F401
+from . import _handover  # noqa: E402
 
+_handover.install()
 
-# Submodules that hand over to NumPy on the CPU (masked arrays, polynomial classes, string and
-# record arrays) and NumPy's tooling modules, imported on first use as NumPy does.
-_NUMPY_SUBMODULES = ("ma", "polynomial", "char", "strings", "rec", "ctypeslib", "typing",
-                     "f2py", "core", "test")
+if "numba" in _sys.modules:
+    # Numba's entry point (pyproject.toml) loads tnp._numba when Numba starts compiling; an
+    # uninstalled checkout has no entry point, so register now if Numba is already here
+    try:
+        from . import _numba  # noqa: F401
+    except Exception:  # a Numba tnp cannot extend: jitted functions just do not take tnp arrays
+        pass
+
+# Imported on first use, as NumPy imports its own heavy parts: ml_dtypes (bfloat16) alone takes
+# most of a second, numpy.testing a tenth.
+_LAZY_SUBMODULES = ("testing", "typing", "version") + tuple(
+    n for n in _handover.MODULES if "." not in n and n != "distutils")  # (NumPy's: import only)
 
 
 def __getattr__(name):
-    if name in ("rec", "char"):  # their functions test for numpy.ndarray: given NumPy arrays
-        from ._misc import _handover_module
-        return _handover_module(name)
-    if name in _NUMPY_SUBMODULES:
-        return getattr(_np, name)
+    if name == "bfloat16":
+        from ._core.dtypes import __getattr__ as _dtypes_getattr
+
+        v = globals()["bfloat16"] = _dtypes_getattr("bfloat16")
+        return v
+    if name == "test":
+        return _np.test   # NumPy's own test runner, as before
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"tnp.{name}")
+    try:
+        getattr(_np, name)
+    except AttributeError as e:
+        # NumPy's words for what NumPy 2 removed (``np.Inf``: "...use `np.inf` instead.")
+        msg = str(e).replace("module 'numpy'", "module 'tnp'")
+        raise AttributeError(msg) from None
     raise AttributeError(f"module 'tnp' has no attribute {name!r}")
+
+
+def __dir__():   # the names dir(numpy) lists
+    return sorted(set(globals()) | {"bfloat16", *_LAZY_SUBMODULES} - {"matlib", "matrixlib", "version"})

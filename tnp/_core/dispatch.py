@@ -17,6 +17,8 @@ coverage tests are checked against.
 """
 from __future__ import annotations
 
+import sys as _sys
+
 import warnings
 
 import numpy as _np
@@ -150,6 +152,23 @@ def _host(x):
     return x
 
 
+_ML_DTYPE_NAMES = ("bfloat16", "float8_", "float4_", "float6_", "int2", "int4", "uint2",
+                   "uint4")
+
+
+def _loaded_ml_dtypes_for(e):
+    """Whether ``e`` is NumPy not knowing an ml_dtypes name (``dtype="bfloat16"``) because
+    ml_dtypes, which tnp imports only when first needed, was not loaded yet: it is now, and
+    the call can be made again."""
+    if type(e) is not TypeError or "ml_dtypes" in _sys.modules:
+        return False
+    msg = str(e)
+    if "data type" not in msg or not any(f"'{n}" in msg for n in _ML_DTYPE_NAMES):
+        return False
+    import ml_dtypes  # noqa: F401 - registers its dtypes with NumPy
+    return True
+
+
 def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False):
     """The general path: unwrap everything, choose the device and backend, call, wrap."""
     if _HOOK is not None:
@@ -197,6 +216,8 @@ def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False):
                 with xp.cuda.Device(dev.index):
                     r = fn(*[_move(a, dev) for a in uargs], **{k: _move(v, dev) for k, v in ukw.items()})
     except Exception as e:
+        if _loaded_ml_dtypes_for(e):    # "bfloat16" before ml_dtypes was loaded: once more
+            return _call(name, np_fn, resolve, args, kwargs, creation, host_ok)
         _prefix_error(e, name)
         raise
     if out is not None:
@@ -213,11 +234,31 @@ def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False):
 
         res = wrap_like(r, dev, ctx.template) if type(r) is _nda or (_gpu_types and type(r) in _gpu_types) \
             else (wrap(r, dev) if dev.kind == "cpu" else wrap_scalarize(r, dev))
+    elif ctx.dev is None and isinstance(r, _np.generic) and not creation and \
+            _foreign_array_in(args, kwargs):
+        # no tnp array in, another library's array-like (a pandas Series) in, a NumPy number
+        # out: NumPy's function called that object's own method (``np.mean(series)`` is
+        # ``series.mean()``), so the number is that library's, returned as NumPy returns it: a
+        # tnp scalar there would turn a pandas float column into an object column
+        res = r
     elif dev.kind == "cpu" or creation:
         res = wrap(r, dev)
     else:
         res = wrap_scalarize(r, dev)
     return res
+
+
+_OWN_MODULES = ("numpy", "tnp", "builtins")
+
+
+def _foreign_array_in(args, kwargs):
+    """Whether an argument is an array-like of another library (it has ``__array__`` and is
+    neither a NumPy nor a tnp object)."""
+    for x in (*args, *(kwargs.values() if kwargs else ())):
+        t = type(x)
+        if t.__module__.partition(".")[0] not in _OWN_MODULES and hasattr(t, "__array__"):
+            return True
+    return False
 
 
 def _bump_out(out):
@@ -289,6 +330,20 @@ def _resolver(qualname):
 def _positional_out(np_fn):
     """Where NumPy's function takes ``out`` positionally (``clip(a, lo, hi, out)``): its index
     and the names of the positional parameters from there on; ``(None, ())`` if nowhere."""
+    # Read from the code object where there is one: inspect.signature on the ~400 functions
+    # made at import was a sizeable part of ``import tnp``.
+    f = np_fn
+    while not hasattr(f, "__signature__") and getattr(f, "__wrapped__", None) is not None:
+        f = f.__wrapped__
+    code = getattr(f, "__code__", None)
+    if code is not None and not hasattr(f, "__signature__"):
+        if code.co_posonlyargcount:
+            return None, ()
+        names = code.co_varnames[:code.co_argcount]
+        if "out" not in names:
+            return None, ()
+        i = names.index("out")
+        return i, tuple(names[i:])
     import inspect
 
     try:
@@ -368,6 +423,8 @@ def make_function(name, section, numpy_function=None, kind="function", doc_extra
                 try:
                     r = np_fn(*ua, **kwargs)
                 except Exception as e:
+                    if _loaded_ml_dtypes_for(e):
+                        return f(*args, **kwargs)
                     _prefix_error(e, name)
                     raise
                 if type(r) is _nda:

@@ -18,6 +18,7 @@ import copy as _copy_mod
 import operator
 import os as _os
 import sys as _sys
+import types as _types
 import weakref
 
 import numpy as _np
@@ -40,6 +41,8 @@ if not _os.environ.get("TNP_PURE_PYTHON"):
         from . import _speedups
     except ImportError:  # not compiled (no C compiler when installed): pure Python
         _speedups = None
+    if _speedups is not None and not hasattr(_speedups, "drop_buffer"):
+        _speedups = None   # built from an older _speedups.c (not rebuilt since): pure Python
 
 if _speedups is not None:
     _Base = _speedups.ArrayBase
@@ -241,6 +244,13 @@ def _rebuild(data, dev_name, cls, state):
 
 
 _repr_classes: dict = {}
+# dtype kinds whose __array_interface__ NumPy reads back as another dtype: structured (padding
+# fields appear), void and ml_dtypes ('V': bfloat16 comes back as V2), StringDType ('T': none)
+_NO_INTERFACE_KINDS = "VT"
+
+
+def _class_name(cls):
+    return "tnp.ndarray" if cls is ndarray else f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _named_numpy_class(name):
@@ -255,6 +265,20 @@ def _as_host(a):
     if isinstance(a, (_nda, _generic)):
         return a
     return a.get()
+
+
+def _holder_refcount():
+    """``sys.getrefcount(self)`` inside a method called on an object that one variable holds
+    (it differs between Python versions)."""
+    class _Probe:
+        def resize(self, *new_shape, refcheck=True):
+            return _sys.getrefcount(self)
+
+    p = _Probe()
+    return p.resize(1)
+
+
+_ONE_HOLDER = _holder_refcount()
 
 
 class ndarray(_Base):
@@ -455,6 +479,33 @@ class ndarray(_Base):
 
     def __contains__(self, value):
         return bool((self == value).any())
+
+    def __class_getitem__(cls, item):
+        """``tnp.ndarray[shape, dtype]`` in annotations: a ``types.GenericAlias``, as
+        ``numpy.ndarray[...]`` gives (one or two arguments)."""
+        if isinstance(item, tuple) and len(item) > 2:
+            raise TypeError(f"Too many arguments for {_class_name(cls)}")
+        return _types.GenericAlias(cls, item)
+
+    # ------------------------------------------------------------------ memory protocols
+    @property
+    def __array_interface__(self):
+        """The NumPy array interface of the array's memory (arrays on ``cpu`` only), so code
+        that reads it (``PIL.Image.fromarray``) works without a copy. Scalars, arrays on other
+        devices and dtypes whose interface NumPy would read back as another dtype have none
+        (AttributeError)."""
+        a = self._a
+        if isinstance(a, _nda) and self._dev is CPU:   # (cpu:N stands for memory elsewhere)
+            if a.dtype.kind not in _NO_INTERFACE_KINDS:
+                return a.__array_interface__
+            raise AttributeError(
+                f"__array_interface__: a tnp array of dtype {a.dtype} has none (NumPy would read "
+                f"it back as another dtype); use numpy.asarray(x)")
+        if isinstance(a, _generic):
+            raise AttributeError("__array_interface__: tnp scalars have none; use numpy.asarray(s)")
+        raise AttributeError(f"__array_interface__: the array is on {self._dev}, not in host "
+                             f"memory (a GPU array has __cuda_array_interface__); use "
+                             f"x.to_device('cpu')")
 
     # ------------------------------------------------------------------ conversions
     def __array__(self, dtype=None, copy=None):
@@ -703,6 +754,9 @@ class ndarray(_Base):
             h = _HOOK("astype", (self, dtype), {}, ndarray.astype, (self, dtype, *args), kwargs)
             if h is not PASS:
                 return h
+        if type(dtype) is str and dtype[:1] in "bfiu" and "ml_dtypes" not in _sys.modules:
+            from .dtypes import dtype_from_name
+            dtype = dtype_from_name(dtype)      # "bfloat16" loads ml_dtypes on first use
         if not args and not kwargs and type(self) is ndarray:
             o = _new(ndarray)
             o._a = self._a.astype(dtype)
@@ -747,7 +801,10 @@ class ndarray(_Base):
             # NumPy refuses to resize an array with a weak reference, and the version counter
             # holds one after any write: resize a fresh copy instead and keep the count going.
             # References: this wrapper, ``a`` and getrefcount's argument; more are views/users.
-            if refcheck and _sys.getrefcount(a) > 3:
+            # The wrapper is what users hold (NumPy's own check counts the array's references):
+            # a NumPy array made from its __array_interface__ holds the wrapper, not ``a``, and
+            # would be left pointing at freed memory.
+            if refcheck and (_sys.getrefcount(a) > 3 or _sys.getrefcount(self) > _ONE_HOLDER):
                 raise ValueError("cannot resize an array that references or is referenced\n"
                                  "by another object in this way.\nUse the np.resize function "
                                  "to get a new resized copy or\n set refcheck=False to disable this check")
@@ -770,7 +827,8 @@ class ndarray(_Base):
         self._a.put(to_backend(indices, self._dev), to_backend(values, self._dev), mode)
         bump_version(self._a)
 
-    def itemset(self, *args):
+    @property
+    def itemset(self):   # raised at lookup, so hasattr(x, "itemset") is False, as in NumPy 2
         raise AttributeError("`itemset` was removed from the ndarray class in NumPy 2.0. "
                              "Use `arr[index] = value` instead.")
 
@@ -813,6 +871,39 @@ class ndarray(_Base):
         raise TypeError("tnp arrays are unpickled through their __reduce__")
 
 
+def _buffer_check(x):
+    """Raise where tnp array ``x`` exports no buffer (``__buffer__``, and the C base for what it
+    does not decide itself). ``numpy.asarray`` reads a buffer before it asks ``__array__``, so
+    what NumPy would read back differently gives none: scalars (TypeError: NumPy would make a
+    read-only 0-d array, where ``numpy.asarray`` of a NumPy scalar is writable) and structured,
+    void and ml_dtypes arrays (BufferError: field titles and padding lost, bfloat16 unknown);
+    ``__array__`` is exact. Arrays on other devices have no host memory (TypeError naming the
+    device): GPUs, and the fake ``cpu:N`` devices, which stand for memory elsewhere."""
+    a = x._a
+    if x._dev is not CPU:
+        raise TypeError(f"a tnp array on {x._dev} has no buffer: its memory is not in the host's; "
+                        f"copy it with x.to_device('cpu') first")
+    if isinstance(a, _nda):
+        if a.dtype.kind == "V":
+            raise BufferError(f"a tnp array of dtype {a.dtype} exports no buffer (NumPy would read "
+                              f"it back as another dtype); use memoryview(numpy.asarray(x))")
+        return None
+    if isinstance(a, _generic):   # (the C base gives scalars no buffer slot: a TypeError too)
+        raise TypeError("a tnp scalar exports no buffer; use memoryview(numpy.asarray(s))")
+    raise TypeError(f"a tnp array on {x._dev} has no buffer: its memory is not in the host's; "
+                    f"copy it with x.to_device('cpu') first")
+
+
+if _speedups is None and _sys.version_info >= (3, 12):
+    def _buffer(self, flags, /):
+        _buffer_check(self)
+        return memoryview(self._a)   # the caller asks this view for ``flags`` (writable...)
+
+    ndarray.__buffer__ = _buffer
+# Before Python 3.12 a class written in Python cannot export a buffer: without the C base
+# (TNP_PURE_PYTHON=1, or no C compiler at install) memoryview(x) raises TypeError there.
+
+
 # Scalar, the operators and flatiter are built on the class above, so their modules are imported
 # once it exists (each imports what it needs from this one); their names stay importable from here
 from .scalar import (  # noqa: E402,F401
@@ -831,8 +922,15 @@ if _speedups is None:
     ndarray.T = property(ndarray._T_py, doc="The transposed array (a view).")
     ndarray.reshape = ndarray._reshape_py
 else:
-    _speedups.install(ndarray, _nda, ndarray._getitem_py, ndarray._T_py, ndarray._reshape_py)
+    _speedups.install(ndarray, _nda, ndarray._getitem_py, ndarray._T_py, ndarray._reshape_py,
+                      _buffer_check, _generic, CPU)
     _state.add_hook_listener(_speedups.set_hook)
 
+
+# A scalar has no __array_interface__; the C base says so without a Python frame, which
+# numpy.array([s1, s2, ...]) meets once per element on its way to __array__...
+if _speedups is not None:
+    Scalar.__array_interface__ = _Base.__dict__["__array_interface__"]
+    _speedups.drop_buffer(Scalar)   # ...nor a buffer, which NumPy would ask for first
 
 from .flatiter import flatiter  # noqa: E402

@@ -75,7 +75,7 @@ def _binary_slow(name, fn, a, b, reflected):
     return out
 
 
-def _make_binary(name, fn, pyfn=None):
+def _make_binary(name, fn, pyfn=None, inplace_fn=None):
     # ``pyfn`` (the ``operator`` function): between two host scalars, NumPy's scalar math, as
     # NumPy computes ``s1 / s2``; it differs from the ufunc in its warnings and errors
     # ("overflow encountered in scalar multiply"; int overflow warns) and in Python's own
@@ -157,7 +157,10 @@ def _make_binary(name, fn, pyfn=None):
                 return _ufunc_named(name)(self, other, out=self)
             o = to_backend(_np.asarray(other) if not isinstance(other, ndarray) and hasattr(other, "__array__") else other, self._dev)
         try:
-            fn(self._a, o, out=self._a)
+            if inplace_fn is None:
+                fn(self._a, o, out=self._a)
+            else:
+                inplace_fn(self._a, o)
         except Exception as e:
             _prefix_error(e, name)
             raise
@@ -216,10 +219,22 @@ _UNARY = {"neg": ("negative", _np.negative), "pos": ("positive", _np.positive),
           "abs": ("absolute", _np.absolute), "invert": ("invert", _np.invert)}
 
 
+def _power_inplace(a, b):
+    """``a **= b`` as NumPy's in-place operator computes it (see the loop below)."""
+    if operator.ipow(a, b) is not a:   # NumPy's __ipow__ declined: write the result in place
+        _np.power(a, b, out=a)
+
+
 for _n, _f in _BINARY.items():
+    # ``**`` is NumPy's operator, not its power ufunc: the operator takes exponents 2, -1 and
+    # 0.5 to square, reciprocal and sqrt (other last bits for complex values; the warnings name
+    # those ufuncs)
+    _inplace = None
+    if _n == "pow":
+        _f, _inplace = operator.pow, _power_inplace
     _op, _rop, _iop = _make_binary(_BINARY_NAMES[_n], _f,
                                    None if _n == "matmul" else getattr(operator, _n, None)
-                                   or getattr(operator, _n + "_"))
+                                   or getattr(operator, _n + "_"), _inplace)
     setattr(ndarray, f"__{_n}__", _op)
     setattr(ndarray, f"__r{_n}__", _rop)
     setattr(ndarray, f"__i{_n}__", _iop)
