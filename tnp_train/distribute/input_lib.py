@@ -323,29 +323,30 @@ class DistributedIterator:
                     parts.append(self._parts.popleft())
         return _values.PerReplica([_to_device(p, dev) for p, dev in zip(parts, d._devices)])
 
-    def _take_or_empty(self):
+    def _refill(self):
+        """Queue the per-replica parts of this worker's next element, once its data is not
+        exhausted (then ``_done``); the first part is the template of an empty batch."""
+        if self._parts or self._done:
+            return
         d = self._dist
-        if not self._parts and not self._done:
-            try:
-                element = _as_batch(next(self._it))
-                self._parts.extend(split_batch(element, d._num_replicas, p)
-                                   for p in range(d._num_replicas))
-            except StopIteration:
-                self._done = True
+        try:
+            element = _as_batch(next(self._it))
+        except StopIteration:
+            self._done = True
+            return
+        self._parts.extend(split_batch(element, d._num_replicas, p)
+                           for p in range(d._num_replicas))
+        self._template = self._parts[0]
+
+    def _take_or_empty(self):
+        self._refill()
         if self._parts:
             return self._parts.popleft()
         return _values._map_nest(lambda x: None if x is None else x[:0], self._template)
 
     def _next_file_sharded(self):
         d = self._dist
-        if not self._parts and not self._done:
-            try:
-                element = _as_batch(next(self._it))
-                self._parts.extend(split_batch(element, d._num_replicas, p)
-                                   for p in range(d._num_replicas))
-                self._template = self._parts[0]
-            except StopIteration:
-                self._done = True
+        self._refill()
         # every worker asks whether anyone still has data: a worker whose files ran out takes
         # empty batches meanwhile, so it never leaves the others waiting in a collective
         mine = 0 if self._done and not self._parts else 1
