@@ -236,9 +236,26 @@ def _ms(us):
     return round(us / 1000.0, 3)
 
 
+def _replica_zero_tid(w, main):
+    """The thread of local replica 0 (MirroredStrategy over several devices runs each replica
+    in a thread named "replica <i>" while the main thread waits in ``strategy.run``)."""
+    for tid, name in w["threads"].items():
+        if tid != main and name == "replica 0":
+            return tid
+    return None
+
+
 def _analyze_worker(w):
     main = _main_tid(w)
     ops, steps, threads = {}, [], []
+    rep0 = _replica_zero_tid(w, main) if main is not None else None
+    if rep0 is not None and rep0 in w["events"]:
+        # the main thread only waits for the replicas: replica 0's spans are the step's work,
+        # so they join the main thread's for the breakdown (the other replicas stay apart)
+        w = dict(w)
+        w["events"] = dict(w["events"])
+        w["events"][main] = sorted(w["events"].get(main, []) + w["events"].pop(rep0),
+                                   key=lambda e: e[_TS])
     for tid in sorted(w["events"], key=str):
         evs = w["events"][tid]
         self_us, step_parts = _sweep(evs, with_steps=(tid == main))

@@ -228,3 +228,23 @@ def test_the_report_keeps_evaluate_steps_apart(tmp_path):
     w = rep.report(str(tmp_path))["workers"]["0"]
     assert [s["name"] for s in w["steps"]] == ["train"] * 2
     assert [s["name"] for s in w["eval_steps"]] == ["test"] * 2
+
+
+def test_mirrored_replica_threads_count_in_the_breakdown(tmp_path):
+    """Under MirroredStrategy over two devices the main thread waits while the replica threads
+    work: the breakdown takes replica 0's spans as the step's (forward and backward appear)."""
+    from tnp_train.profiler import report as rep
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(32, 6)).astype("float32"), rng.integers(0, 3, 32)
+    s = tt.distribute.MirroredStrategy(["cpu:0", "cpu:1"])
+    with s.scope():
+        model = tt.Sequential([tt.Input((6,)), tt.layers.Dense(8), tt.layers.Dense(3)])
+        model.compile("sgd", loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+    with tt.profiler.experimental.Profile(str(tmp_path)):
+        model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    w = rep.report(str(tmp_path))["workers"]["0"]
+    assert len(w["steps"]) == 4
+    for st in w["steps"]:
+        assert st["forward_ms"] > 0 and st["backward_ms"] > 0, st
+        parts = sum(st[c + "_ms"] for c in rep.CATEGORIES)
+        assert abs(parts - st["step_ms"]) < 0.01, st
