@@ -623,8 +623,9 @@ class StrategyExtended:
         results, errors = threads.run(job, on_error=self._break_replicas)
         if errors:
             with self._replica_lock:
-                self._replica_comms = None      # the group is broken: a fresh one next time
-                self._aggregators_by_replica = {}
+                # the group is broken: a fresh one next time (the aggregators follow it, since
+                # PerReplicaGradients keys each replica's by its communicator)
+                self._replica_comms = None
             first = min(errors, key=lambda e: e[0])
             raise first[2]
         return _values.regroup(results)
