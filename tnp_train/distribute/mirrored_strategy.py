@@ -63,14 +63,6 @@ class MirroredExtended(StrategyExtended):
             self._aggregators[id(optimizer)] = agg
         return agg[1]
 
-    @property
-    def should_checkpoint(self):
-        return True
-
-    @property
-    def should_save_summary(self):
-        return True
-
 
 class MirroredStrategy(Strategy):
     """Mirrors ``tf.distribute.MirroredStrategy(devices=None, cross_device_ops=None)``:

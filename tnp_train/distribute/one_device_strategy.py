@@ -50,14 +50,6 @@ class _SingleDeviceExtended(StrategyExtended):
         self._record_created(v)
         return v
 
-    @property
-    def should_checkpoint(self):
-        return True
-
-    @property
-    def should_save_summary(self):
-        return True
-
 
 class OneDeviceStrategy(Strategy):
     """Mirrors ``tf.distribute.OneDeviceStrategy(device)``: one replica on ``device`` (TF's

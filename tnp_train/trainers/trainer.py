@@ -10,7 +10,6 @@ hooks, ``evaluate``'s result and ``train_on_batch``'s get Python floats).
 from __future__ import annotations
 
 import warnings
-from itertools import count as _count
 
 import numpy as _np
 
@@ -335,13 +334,7 @@ class Trainer:
             cbs.on_epoch_begin(epoch)
             logs = {}
             seen = 0
-            batches = iter(data.epoch_iterator())
-            for step in _count():
-                t_next = _tracing.clock()
-                batch = next(batches, _END)
-                t_batch = _tracing.clock()
-                if batch is _END:
-                    break
+            for step, (batch, t_next, t_batch) in enumerate(_timed_batches(data)):
                 seen += 1
                 if skip:
                     skip -= 1
@@ -384,13 +377,7 @@ class Trainer:
         self.reset_metrics()
         cbs.on_test_begin()
         logs = {}
-        batches = iter(data.epoch_iterator())
-        for step in _count():
-            t_next = _tracing.clock()
-            batch = next(batches, _END)
-            t_batch = _tracing.clock()
-            if batch is _END:
-                break
+        for step, (batch, t_next, t_batch) in enumerate(_timed_batches(data)):
             cbs.on_test_batch_begin(step)
             with _tracing.span("test", "step", t_next, step_num=step):
                 _tracing.complete("IteratorGetNext", "input", t_next, t_batch)
@@ -484,6 +471,18 @@ class Trainer:
 
     def predict_on_batch(self, x):
         return self(x if isinstance(x, (list, tuple, dict)) else tnp.asarray(x), training=False)
+
+
+def _timed_batches(data):
+    """The epoch's batches, each with when the loop began to wait for it and when it came
+    (the step's input span, which the step span is dated back to)."""
+    batches = iter(data.epoch_iterator())
+    while True:
+        t_next = _tracing.clock()
+        batch = next(batches, _END)
+        if batch is _END:
+            return
+        yield batch, t_next, _tracing.clock()
 
 
 def _run(strategy, step, batch):
