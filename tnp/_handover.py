@@ -138,7 +138,10 @@ class HandoverModule(types.ModuleType):
             self.__path__ = []   # a package: its submodules are found by HandoverFinder
 
     def __getattr__(self, attr):
-        if attr.startswith("__") and attr not in ("__all__",):
+        if attr.startswith("__") and attr != "__all__" and \
+                attr not in getattr(self._numpy_module, "__all__", ()):
+            # (a dunder NumPy exports by name, as numpy.matlib's __array_namespace_info__,
+            # is handed over like any other name)
             raise AttributeError(f"module {self.__name__!r} has no attribute {attr!r}")
         value = getattr(self._numpy_module, attr)   # NumPy's AttributeError and messages
         rest = self.__name__[len("tnp."):]
