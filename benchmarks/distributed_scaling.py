@@ -16,7 +16,7 @@ the efficiency this machine allows when two single-threaded processes compute at
 two cores share caches and memory bandwidth), the bound for any data-parallel implementation.
 
     python benchmarks/distributed_scaling.py [--rounds 5] [--steps 30] [--epochs 3]
-                                             [--impls tnp,ceiling,torch]
+                                             [--impls tnp,tnp-mpi,ceiling,torch]
 
 Run as root, this sets Open MPI's root variables itself; it always passes ``--oversubscribe``
 and ``OMPI_MCA_mpi_yield_when_idle=1``. The workers are this same file with ``--worker IMPL``.
@@ -156,8 +156,11 @@ def launch(impl, n, steps, epochs, port, timeout):
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     env.update(OMPI_MCA_mpi_yield_when_idle="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1", MASTER_PORT=str(port))
+    if impl == "tnp-mpi":        # the same trainer with every gradient round through MPI
+        env["TNP_COLLECTIVE_SHM"] = "0"
+    worker = "tnp" if impl == "tnp-mpi" else impl
     cmd = [str(MPIEXEC), "--oversubscribe", "-n", str(n), sys.executable, __file__,
-           "--worker", impl, "--steps", str(steps), "--epochs", str(epochs)]
+           "--worker", worker, "--steps", str(steps), "--epochs", str(epochs)]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     for line in proc.stdout.splitlines():
         if line.startswith(RESULT):
@@ -172,7 +175,8 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=30, help="global batches per epoch")
     ap.add_argument("--epochs", type=int, default=3, help="timed epochs per launch (after one warm-up)")
     ap.add_argument("--impls", default="tnp,ceiling,torch",
-                    help="comma-separated: tnp, torch, ceiling (no communication at all)")
+                    help="comma-separated: tnp, tnp-mpi (gradients through MPI, not shared "
+                         "memory), torch, ceiling (no communication at all)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per launch")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

@@ -67,11 +67,16 @@ def test_a_stalled_rank_is_named_and_the_job_aborted(mpirun, mode):
     assert not job.timed_out, str(job)
     assert job.returncode != 0 and "NOT REACHED" not in job.stdout, str(job)
     # the warning at half the timeout and the error at the timeout name the stalled rank
-    assert re.search(rf"CollectiveStallWarning: \[rank 0\] allreduce #1 \(sum\) float32 "
-                     rf"\(\d+,\) has waited 2\.\d s for rank {stalled} ", job.stderr), str(job)
-    assert re.search(rf"CollectiveTimeoutError: \[rank 0\] allreduce #1 \(sum\) float32 "
-                     rf"\(\d+,\) timed out after 5\.\d s: rank {stalled} never arrived",
-                     job.stderr), str(job)
+    if mode == "sync":
+        what = r"allreduce #1 \(sum\) float32 \(\d+,\)"
+        never = "never arrived"
+    else:   # the bucketer's shared-memory plan (two ranks on this machine), its second round
+        what = r"shared-memory allreduce \(sum\) of buffer 0 \(1001 x float32\), round 2"
+        never = "never came to start it"
+    assert re.search(rf"CollectiveStallWarning: \[rank 0\] {what} has waited 2\.\d s for "
+                     rf"rank {stalled} ", job.stderr), str(job)
+    assert re.search(rf"CollectiveTimeoutError: \[rank 0\] {what} timed out after 5\.\d s: "
+                     rf"rank {stalled} {never}", job.stderr), str(job)
     assert "MPI_ABORT was invoked" in job.stderr
     # the job ended soon after the timeout, the sleeping rank included
     assert job.seconds < 20, str(job)
@@ -111,3 +116,28 @@ def test_the_allreduce_benchmark_runs(mpirun):
     assert [row["bytes"] for row in data["sizes"]] == [4096, 2 << 20]
     assert all(row["ratio"] > 0 for row in data["sizes"])
     assert data["latency_1xf32_us"]["layer"] > 0
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_persistent_allreduce_plans_in_shared_memory(mpirun, n):
+    job = mpirun("coll_plan.py", n, timeout=90, args=("ops",))
+    _all_ok(job, n)
+    assert "[rank 0] plan ok: 171 cases" in job.stdout, str(job)
+
+
+def test_persistent_allreduce_layouts_that_differ_fail_naming_both(mpirun):
+    job = mpirun("coll_plan.py", 2, timeout=60, args=("mismatch",))
+    _all_ok(job, 2)
+    for rank in (0, 1):
+        m = re.search(rf"\[rank {rank}\] MISMATCH ([\d.]+) (.*)", job.stdout)
+        assert m and float(m[1]) < 2.0, str(job)
+        assert "rank 0: op sum, 1 buffers [(10, '<f4')]" in m[2], m[2]
+        assert "rank 1: op sum, 1 buffers [(11, '<f4')]" in m[2], m[2]
+
+
+def test_persistent_allreduce_a_rank_that_leaves_is_named(mpirun):
+    job = mpirun("coll_plan.py", 2, timeout=60, args=("leave",))
+    assert not job.timed_out, str(job)
+    assert "[rank 1] leaving" in job.stdout, str(job)
+    assert re.search(r"\[rank 0\] LEFT .*rank 1 ended its process \(without an error\)",
+                     job.stdout), str(job)

@@ -54,6 +54,9 @@ def enable_elastic_training(strategy, min_workers=1):
     if isinstance(min_workers, bool) or not isinstance(min_workers, int) or min_workers < 1:
         raise ValueError(f"enable_elastic_training: min_workers must be an int >= 1, got "
                          f"{min_workers!r}")
+    # a dead peer is noticed only inside MPI calls (ULFM): no shared-memory gradient plans
+    from .collective.shm import set_shared_memory
+    set_shared_memory(False)
     strategy.extended._elastic = _Elastic(min_workers)
     return strategy
 

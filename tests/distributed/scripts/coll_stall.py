@@ -12,13 +12,19 @@ coll = load_collective()
 comm = coll.get_world()
 mode = sys.argv[1] if len(sys.argv) > 1 else "sync"
 comm.allreduce(np.ones(4))            # everyone is up
+b = None
+if mode == "bucketer":
+    # the stall found through a bucketer's reductions, after one step on every rank (which
+    # made its plan: shared memory on one machine, see collective/shm.py)
+    b = coll.GradientBucketer(comm)
+    b.start([("w", np.empty(1000, np.float32))])
+    b.gradient_ready("w", np.ones(1000, np.float32))
+    b.finish()
 if comm.rank == comm.size - 1:
     say(comm, "stalling")
     time.sleep(3600)
 say(comm, "waiting")
-if mode == "bucketer":
-    # the stall found through a bucketer's asynchronous reductions
-    b = coll.GradientBucketer(comm)
+if b is not None:
     b.start([("w", np.empty(1000, np.float32))])
     b.gradient_ready("w", np.ones(1000, np.float32))
     b.finish()

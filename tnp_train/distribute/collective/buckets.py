@@ -34,7 +34,7 @@ def _compression_dtype(compression):
 
 class _Bucket:
     __slots__ = ("keys", "offsets", "sizes", "shapes", "dtype", "wire", "numel", "nbytes",
-                 "limit", "flat", "pending", "request", "xp")
+                 "limit", "flat", "pending", "started", "xp")
 
     def __init__(self, dtype, wire, limit, xp):
         self.keys, self.offsets, self.sizes, self.shapes = [], [], [], []
@@ -43,7 +43,7 @@ class _Bucket:
         self.nbytes = 0
         self.flat = None
         self.pending = 0
-        self.request = None
+        self.started = False
 
 
 class GradientBucketer:
@@ -93,6 +93,7 @@ class GradientBucketer:
         self.compression = _compression_dtype(compression)
         self.op = normalize_op(op)
         self._signature = None
+        self._plan = None
         self._buckets = []
         self._slots = {}
         self._received = {}
@@ -114,6 +115,11 @@ class GradientBucketer:
             self._build(items)
             self._signature = signature
         self._reset()
+        # The buffers are written from here on: wait (normally not at all) until every peer
+        # has read the last round's, then clear the presence flags.
+        for b_index, bucket in enumerate(self._buckets):
+            self._plan.acquire(b_index)
+            bucket.flat[bucket.numel:] = 0
 
     def _build(self, items):
         buckets, open_by_dtype = [], {}
@@ -142,14 +148,24 @@ class GradientBucketer:
             bucket.nbytes += size * dtype.itemsize
             if bucket.nbytes >= bucket.limit:
                 del open_by_dtype[(dtype, wire)]
+        # After the gradients, one presence flag per key: the reduced flag says whether any
+        # rank had a gradient for it, the same answer on every rank. The buffers belong to a
+        # persistent all-reduce (shared memory where the ranks share a machine), so gradients
+        # are copied once, straight to where the peers read them.
+        old, self._plan = self._plan, None
+        for bucket in self._buckets:
+            bucket.flat = None
+        plan = self.comm.persistent_allreduce(
+            [(b.numel + len(b.keys), b.wire) for b in buckets], self.op,
+            buckets[0].xp if buckets else np)
+        if old is not None:
+            old.close()
         slots = {}
         for b_index, bucket in enumerate(buckets):
-            # After the gradients, one presence flag per key: the reduced flag says whether any
-            # rank had a gradient for it, the same answer on every rank.
-            bucket.flat = bucket.xp.zeros(bucket.numel + len(bucket.keys), bucket.wire)
+            bucket.flat = plan.buffer(b_index)
             for i, key in enumerate(bucket.keys):
                 slots[key] = (b_index, i)
-        self._buckets, self._slots = buckets, slots
+        self._buckets, self._slots, self._plan = buckets, slots, plan
 
     @property
     def bucket_keys(self):
@@ -158,11 +174,10 @@ class GradientBucketer:
 
     def _reset(self):
         for bucket in self._buckets:
-            if bucket.request is not None:
+            if bucket.started:
                 raise RuntimeError("GradientBucketer.start: the previous step was not "
                                    "finish()ed; its reductions are still in flight")
             bucket.pending = len(bucket.keys)
-            bucket.flat[bucket.numel:] = 0
         self._received = {}
         self._next = 0
 
@@ -194,16 +209,18 @@ class GradientBucketer:
         self.progress()
 
     def _launch(self):
-        buckets, op = self._buckets, self.op
+        buckets, plan = self._buckets, self._plan
         while self._next < len(buckets) and buckets[self._next].pending == 0:
-            bucket = buckets[self._next]
-            bucket.request = self.comm.allreduce_async(bucket.flat, op)
+            plan.start(self._next)
+            buckets[self._next].started = True
             self._next += 1
 
     def progress(self):
-        """Drive the reductions in flight (MPI moves data only inside MPI calls)."""
-        for bucket in self._buckets[:self._next]:
-            if bucket.request is not None and not bucket.request.test():
+        """Drive the reductions in flight (MPI moves data only inside MPI calls; a shared-memory
+        plan reduces a bucket here once every rank has written it)."""
+        plan = self._plan
+        for b_index in range(self._next):
+            if self._buckets[b_index].started and not plan.test(b_index):
                 break
 
     # -- end of step ---------------------------------------------------------------------------
@@ -219,10 +236,11 @@ class GradientBucketer:
                 bucket.pending = 0
         self._launch()
         out = {}
+        plan = self._plan
         try:
-            for bucket in self._buckets:
-                reduced = bucket.request.wait()
-                bucket.request = None
+            for b_index, bucket in enumerate(self._buckets):
+                reduced = plan.wait(b_index)
+                bucket.started = False
                 present = reduced[bucket.numel:]
                 if not is_cupy(present):
                     present = np.asarray(present)
@@ -235,8 +253,11 @@ class GradientBucketer:
                     if bucket.wire != bucket.dtype:
                         grad = grad.astype(bucket.dtype)
                     out[key] = grad
-        finally:
-            for bucket in self._buckets:
-                bucket.request = None
-            self._reset()
+        except BaseException:
+            for b_index, bucket in enumerate(self._buckets):
+                if bucket.started:
+                    plan.cancel(b_index)
+                    bucket.started = False
+            raise
+        self._reset()
         return out

@@ -390,6 +390,7 @@ class MPICommunicator(Communicator):
         self._pool = []
         self._eager_bytes = self.DEFAULT_EAGER_BYTES if eager_bytes is None else int(eager_bytes)
         self._ring_bytes = self.DEFAULT_RING_BYTES if ring_bytes is None else int(ring_bytes)
+        self._plans = weakref.WeakSet()  # shared-memory plans, flagged when this rank exits
         self._comm = self._dup(base)
         if self.size > 1:
             atexit.register(_at_exit, weakref.ref(self))
@@ -916,6 +917,9 @@ class MPICommunicator(Communicator):
     ABORT_GRACE_SECONDS = 2.0
 
     def _at_exit(self):
+        if self._plans:
+            from .shm import mark_left
+            mark_left(self._plans)
         MPI = _MPI
         if MPI is None or MPI.Is_finalized():
             return
