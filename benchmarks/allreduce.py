@@ -2,8 +2,9 @@
 """All-reduce speed of the collective layer beside raw mpi4py, on 2 ranks (shared memory).
 
 For each size (float32 buffers, 4 KB to 64 MB) the layer's ``MPICommunicator.allreduce`` (the
-header exchange that makes it hang-proof, then the payload) and raw ``comm.Allreduce`` are timed
-alternately in one run; a cell is the median over repeats of the time per call (the slowest
+header exchange that makes it hang-proof, then the payload), a persistent plan's round (what the
+gradient buckets use: shared memory when the ranks share a machine, see collective/shm.py; the
+copy into its buffer included) and raw ``comm.Allreduce`` are timed alternately in one run; a cell is the median over repeats of the time per call (the slowest
 rank's), shown as bus bandwidth (bytes x 2(n-1)/n / time, NCCL's convention) and as the ratio
 layer / raw. Then the latency of a 1-element float32 all-reduce, layer minus raw.
 
@@ -112,8 +113,17 @@ def bench_sizes(args, comm, world, results):
     for size in [parse_size(s) for s in args.sizes.split(",")]:
         x = np.random.default_rng(comm.Get_rank()).standard_normal(size // 4).astype(np.float32)
         out = np.empty_like(x)
+        # a persistent plan (what the gradient buckets use: shared memory when the ranks
+        # share this machine), the copy into its buffer included
+        plan = layer.persistent_allreduce([(x.size, x.dtype)])
+
+        def planned(x=x, plan=plan):
+            plan.acquire(0)
+            plan.buffer(0)[...] = x
+            plan.start(0)
+            return plan.wait(0)
         fns = {"raw": lambda: comm.Allreduce(x, out, MPI.SUM),
-               "layer": lambda: layer.allreduce(x)}
+               "layer": lambda: layer.allreduce(x), "plan": planned}
         if args.explore:
             def polled(x=x, out=out):
                 req = comm.Iallreduce(x, out, MPI.SUM)
@@ -127,8 +137,13 @@ def bench_sizes(args, comm, world, results):
         times = timer.compare(fns)
         busbw = {k: size * 2 * (n - 1) / n / t / 1e9 for k, t in times.items()}
         rows.append({"bytes": size, "seconds": times, "busbw_GBps": busbw,
-                     "ratio": busbw["layer"] / busbw["raw"]})
+                     "ratio": busbw["layer"] / busbw["raw"],
+                     "plan_ratio": busbw["plan"] / busbw["raw"]})
+        plan.close()
     results["sizes"] = rows
+    probe = layer.persistent_allreduce([(1, np.float32)])
+    results["plan_kind"] = "shared memory" if probe.shared else "MPI"
+    probe.close()
 
     one = np.ones(1, np.float32)
     one_out = np.empty_like(one)
@@ -224,15 +239,16 @@ def main():
     if "sizes" in results:
         names = list(results["sizes"][0]["busbw_GBps"])
         print(f"all-reduce, {results['ranks']} ranks, float32; bus bandwidth GB/s (median of "
-              f"{args.repeats}), ratio = layer / raw")
-        print("| size | " + " | ".join(names) + " | ratio |")
-        print("|---:|" + "---:|" * (len(names) + 1))
+              f"{args.repeats}), ratio = layer / raw, plan ratio = plan / raw (plan: "
+              f"{results['plan_kind']})")
+        print("| size | " + " | ".join(names) + " | ratio | plan ratio |")
+        print("|---:|" + "---:|" * (len(names) + 2))
         for row in results["sizes"]:
             cells = []
             for k in names:
                 cells.append(f"{row['busbw_GBps'][k]:.3f}" if k in row["busbw_GBps"] else "-")
             print(f"| {fmt_size(row['bytes'])} | " + " | ".join(cells)
-                  + f" | {row['ratio']:.2f} |")
+                  + f" | {row['ratio']:.2f} | {row['plan_ratio']:.2f} |")
         lat = results["latency_1xf32_us"]
         print(f"1-element float32: raw {lat['raw']:.2f} us, layer {lat['layer']:.2f} us, "
               f"overhead {results['overhead_1xf32_us']:.2f} us")
