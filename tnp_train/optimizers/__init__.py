@@ -11,15 +11,16 @@ from .adam import Adam
 from .adamax import Adamax
 from .adamw import AdamW
 from .base_optimizer import Optimizer
+from .ftrl import Ftrl
 from .lion import Lion
 from .nadam import Nadam
 from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "Nadam", "Lion", "schedules", "kernels", "get", "serialize", "deserialize"]
+           "Nadam", "Lion", "Ftrl", "schedules", "kernels", "get", "serialize", "deserialize"]
 
-_CLASSES = (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Lion)
+_CLASSES = (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Lion, Ftrl)
 _BY_NAME = {c.__name__.lower(): c for c in _CLASSES}
 
 
