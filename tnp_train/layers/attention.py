@@ -20,7 +20,7 @@ from ..utils.random import get_rng
 from ._common import work_dtype, device_of as _device_of, on_device
 from .base import Layer
 
-__all__ = ["MultiHeadAttention", "Attention", "multi_head_attention"]
+__all__ = ["MultiHeadAttention", "Attention", "AdditiveAttention", "multi_head_attention"]
 
 _NEG = -1e9
 
@@ -346,9 +346,7 @@ class Attention(Layer):
                 raise ValueError(f"{self.name}: mask must be a list [query_mask, value_mask]")
             qm = mask[0]
             vm = mask[1] if len(mask) > 1 else None
-        scores = tnp.matmul(q, tnp.swapaxes(k, 1, 2))           # (B, T, S)
-        if self.scale is not None:
-            scores = scores * self.scale
+        scores = self._calculate_scores(q, k)                   # (B, T, S)
         in_dtype = scores.dtype
         if in_dtype.name in ("float16", "bfloat16"):
             scores = scores.astype("float32")
@@ -380,6 +378,11 @@ class Attention(Layer):
             return out, p      # after dropout, as TF 2.4 returns them
         return out
 
+    def _calculate_scores(self, query, key):
+        """Dot products ``query @ key^T``, times ``scale`` when ``use_scale``."""
+        scores = tnp.matmul(query, tnp.swapaxes(key, 1, 2))
+        return scores * self.scale if self.scale is not None else scores
+
     def compute_mask(self, inputs, mask=None):
         if mask is None or not isinstance(mask, (list, tuple)):
             return None
@@ -397,3 +400,29 @@ class Attention(Layer):
     def get_config(self):
         return {**super().get_config(), "use_scale": self.use_scale, "causal": self.causal,
                 "dropout": self.dropout}
+
+
+class AdditiveAttention(Attention):
+    """Additive (Bahdanau-style) attention; mirrors ``tf.keras.layers.AdditiveAttention(
+    use_scale=True, causal=False, dropout=0.0)`` (TF 2.4): scores ``sum(scale * tanh(q_i +
+    k_j))`` over the feature axis, ``scale`` a weight of shape ``(dim,)`` (glorot-uniform) when
+    ``use_scale``, else 1; masks, ``causal``, dropout and the returned scores as
+    :class:`Attention`."""
+
+    def __init__(self, use_scale=True, **kwargs):
+        super().__init__(use_scale=use_scale, **kwargs)
+
+    def build(self, input_shape):
+        if not isinstance(input_shape, list) or len(input_shape) not in (2, 3):
+            raise ValueError(f"{self.name}: the inputs must be a list [query, value] or "
+                             f"[query, value, key], got input shape {input_shape}")
+        dim = input_shape[1][-1]
+        self.scale = self.add_weight("scale", (dim,), initializer="glorot_uniform") \
+            if self.use_scale else None
+        Layer.build(self, input_shape)
+
+    def _calculate_scores(self, query, key):
+        t = tnp.tanh(tnp.expand_dims(query, -2) + tnp.expand_dims(key, -3))  # (B, T, S, dim)
+        if self.scale is not None:
+            t = t * self.scale
+        return tnp.sum(t, axis=-1)
