@@ -9,6 +9,7 @@ from .serialization import deserialize, serialize
 from .recurrent import (GRU, GRUCell, LSTM, LSTMCell, RNN, Bidirectional, SimpleRNN,
                         SimpleRNNCell)
 from .attention import AdditiveAttention, Attention, MultiHeadAttention
+from .local import LocallyConnected1D, LocallyConnected2D
 from .normalization import BatchNormalization, LayerNormalization
 from .embedding import Embedding
 from .convolutional import *  # noqa: F401,F403
@@ -28,7 +29,7 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Activation", "
            "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "dot",
            "serialize", "deserialize", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN",
            "LSTM", "GRU", "Bidirectional", "MultiHeadAttention", "Attention",
-           "AdditiveAttention",
+           "AdditiveAttention", "LocallyConnected1D", "LocallyConnected2D",
            "BatchNormalization", "LayerNormalization", "Embedding", "experimental",
            "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "ActivityRegularization",
            "LeakyReLU", "ReLU", "PReLU", "ELU", "Softmax", "ThresholdedReLU",
