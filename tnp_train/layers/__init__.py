@@ -10,6 +10,7 @@ from .recurrent import (GRU, GRUCell, LSTM, LSTMCell, RNN, Bidirectional, Simple
                         SimpleRNNCell)
 from .attention import AdditiveAttention, Attention, MultiHeadAttention
 from .local import LocallyConnected1D, LocallyConnected2D
+from .convolutional_recurrent import ConvLSTM2D
 from .normalization import BatchNormalization, LayerNormalization
 from .embedding import Embedding
 from .convolutional import *  # noqa: F401,F403
@@ -30,6 +31,7 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Activation", "
            "serialize", "deserialize", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN",
            "LSTM", "GRU", "Bidirectional", "MultiHeadAttention", "Attention",
            "AdditiveAttention", "LocallyConnected1D", "LocallyConnected2D",
+           "ConvLSTM2D",
            "BatchNormalization", "LayerNormalization", "Embedding", "experimental",
            "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "ActivityRegularization",
            "LeakyReLU", "ReLU", "PReLU", "ELU", "Softmax", "ThresholdedReLU",
