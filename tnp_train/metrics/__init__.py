@@ -14,9 +14,11 @@ from tnp.extend import array_module, backend_array, device_of, wrap
 
 from ..losses import functions as _lf
 from ..utils.serialization import get_object, name_or_class_config, split_config
-from .base import Mean, MeanMetricWrapper, Metric, Reduce, Sum, div_no_nan
-from .confusion import (AUC, FalseNegatives, FalsePositives, MeanIoU, Precision, Recall,
-                        TrueNegatives, TruePositives)
+from ..losses._values import backend_on, input_device
+from .base import Mean, MeanMetricWrapper, Metric, Reduce, Sum, accumulate, div_no_nan
+from .confusion import (AUC, FalseNegatives, FalsePositives, MeanIoU, Precision,
+                        PrecisionAtRecall, Recall, RecallAtPrecision, SensitivityAtSpecificity,
+                        SpecificityAtSensitivity, TrueNegatives, TruePositives)
 from .functions import (ACC, acc, accuracy, binary_accuracy, categorical_accuracy,
                         cosine_similarity, sparse_categorical_accuracy,
                         sparse_top_k_categorical_accuracy, top_k_categorical_accuracy)
@@ -46,7 +48,8 @@ __all__ = [
     "RootMeanSquaredError", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError",
     "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "BinaryCrossentropy",
     "KLDivergence", "Poisson", "Hinge", "SquaredHinge", "CategoricalHinge", "LogCoshError",
-    "CosineSimilarity", "MeanIoU",
+    "CosineSimilarity", "MeanIoU", "SensitivityAtSpecificity", "SpecificityAtSensitivity",
+    "PrecisionAtRecall", "RecallAtPrecision", "MeanRelativeError", "MeanTensor",
     "accuracy", "acc", "ACC", "binary_accuracy", "categorical_accuracy",
     "sparse_categorical_accuracy", "top_k_categorical_accuracy",
     "sparse_top_k_categorical_accuracy", "cosine_similarity", "cosine_proximity",
@@ -170,13 +173,84 @@ class RootMeanSquaredError(Mean):
                                                backend_array(self.count), xp)), dev)
 
 
+class MeanRelativeError(Mean):
+    """The (weighted) mean of ``|y_pred - y_true| / normalizer`` (0 where the normalizer is 0);
+    mirrors ``tf.keras.metrics.MeanRelativeError(normalizer, name=None, dtype=None)``.
+    ``normalizer`` broadcasts against the predictions."""
+
+    def __init__(self, normalizer, name=None, dtype=None):
+        super().__init__(name=name or "mean_relative_error", dtype=dtype)
+        self.normalizer = _np.asarray(normalizer, dtype=_np.float64)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        t, p, dev, xp = _align(self.name, y_true, y_pred)
+        norm = xp.asarray(self.normalizer)
+        try:
+            norm = xp.broadcast_to(norm, p.shape)
+        except ValueError:
+            raise ValueError(f"{self.name}: normalizer of shape {self.normalizer.shape} does "
+                             f"not broadcast to predictions of shape {p.shape}") from None
+        err = div_no_nan(xp.abs(p.astype(_np.float64) - t.astype(_np.float64)), norm, xp)
+        return super().update_state(wrap(err, dev), sample_weight=sample_weight)
+
+    def get_config(self):
+        return {**super().get_config(), "normalizer": self.normalizer.tolist()}
+
+
+class MeanTensor(Metric):
+    """The elementwise (weighted) mean of the tensors given to ``update_state``, all of one
+    shape; mirrors ``tf.keras.metrics.MeanTensor(name="mean_tensor", dtype=None)``. The state
+    takes the shape of the first update."""
+
+    def __init__(self, name="mean_tensor", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self._shape = None
+        self.total = self.count = None
+
+    def update_state(self, values, sample_weight=None):
+        dev = input_device(values, sample_weight,
+                           default=device_of(self.total) if self.total is not None else None)
+        xp = array_module(dev)
+        v = backend_on(values, dev).astype(_np.float64)
+        if self._shape is None:
+            self._shape = tuple(v.shape)
+            self.total = self.add_weight("total", shape=self._shape)
+            self.count = self.add_weight("count", shape=self._shape)
+        elif tuple(v.shape) != self._shape:
+            raise ValueError(f"{self.name}: MeanTensor input values must always have the same "
+                             f"shape. Expected shape (set during the first call): "
+                             f"{self._shape}. Got: {tuple(v.shape)}")
+        if sample_weight is None:
+            w = xp.ones(v.shape)
+        else:
+            w = backend_on(sample_weight, dev).astype(_np.float64)
+            try:
+                w = xp.broadcast_to(w, v.shape)
+            except ValueError:
+                raise ValueError(f"{self.name}: sample_weight of shape {tuple(w.shape)} does "
+                                 f"not broadcast to values of shape {v.shape}") from None
+        accumulate(self.total, v * w, dev)
+        accumulate(self.count, xp.array(w, copy=True), dev)
+
+    def result(self):
+        if self.total is None:
+            raise ValueError(f"{self.name}: MeanTensor does not have any result yet. Please "
+                             f"call the MeanTensor instance or use `.update_state(value)` "
+                             f"before retrieving the result.")
+        dev = device_of(self.total)
+        return self._result(div_no_nan(backend_array(self.total), backend_array(self.count),
+                                       array_module(dev)), dev)
+
+
 _CLASSES = (Metric, Sum, Mean, MeanMetricWrapper, Accuracy, BinaryAccuracy, CategoricalAccuracy,
             SparseCategoricalAccuracy, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
             Precision, Recall, AUC, TruePositives, FalsePositives, TrueNegatives, FalseNegatives,
             MeanSquaredError, MeanAbsoluteError, RootMeanSquaredError,
             MeanAbsolutePercentageError, MeanSquaredLogarithmicError, CategoricalCrossentropy,
             SparseCategoricalCrossentropy, BinaryCrossentropy, KLDivergence, Poisson, Hinge,
-            SquaredHinge, CategoricalHinge, LogCoshError, CosineSimilarity, MeanIoU)
+            SquaredHinge, CategoricalHinge, LogCoshError, CosineSimilarity, MeanIoU,
+            SensitivityAtSpecificity, SpecificityAtSensitivity, PrecisionAtRecall,
+            RecallAtPrecision, MeanRelativeError, MeanTensor)
 _BY_NAME = {c.__name__: c for c in _CLASSES}
 _FUNCTIONS = {n: globals()[n] for n in __all__ if n[0].islower() and n not in
               ("get", "serialize", "deserialize")}

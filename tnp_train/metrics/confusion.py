@@ -17,7 +17,8 @@ from ..losses._weights import broadcast_weights
 from .base import Metric, accumulate, div_no_nan
 
 __all__ = ["TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "Precision",
-           "Recall", "AUC", "MeanIoU"]
+           "Recall", "AUC", "MeanIoU", "SensitivityAtSpecificity", "SpecificityAtSensitivity",
+           "PrecisionAtRecall", "RecallAtPrecision"]
 
 _EPSILON = 1e-7
 _NEG_INF = -1e10  # TF's threshold for top_k (every kept prediction is positive)
@@ -238,6 +239,104 @@ class Recall(_PrecisionRecall):
     """``tp / (tp + fn)``; mirrors ``tf.keras.metrics.Recall(thresholds=None, top_k=None,
     class_id=None, name=None, dtype=None)``."""
     _second = "false_negatives"
+
+
+class _SensitivitySpecificity(Metric):
+    """TF 2.4's ``SensitivitySpecificityBase``: the four confusion counts at ``num_thresholds``
+    evenly spaced thresholds in [0, 1] (0.5 alone for one), and the best value of one rate
+    where another reaches ``value``."""
+    _arg = "value"
+
+    def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        who = type(self).__name__
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                not 0 <= value <= 1:
+            raise ValueError(f"{who}: `{self._arg}` must be in the range [0, 1], got {value!r}")
+        if isinstance(num_thresholds, bool) or not isinstance(num_thresholds, int) or \
+                num_thresholds <= 0:
+            raise ValueError(f"{who}: `num_thresholds` must be > 0, got {num_thresholds!r}")
+        self.value = float(value)
+        self.num_thresholds = num_thresholds
+        self.class_id = class_id
+        if num_thresholds == 1:
+            self.thresholds = [0.5]
+        else:
+            inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+            self.thresholds = [0.0] + inner + [1.0]
+        self._sorted = _Thresholds(self.thresholds)
+        n = len(self.thresholds)
+        for which in ("true_positives", "true_negatives", "false_positives", "false_negatives"):
+            setattr(self, which, self.add_weight(which, shape=(n,)))
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        t, p, w, dev, xp, outside = _prepare(self.name, y_true, y_pred, sample_weight,
+                                             device_of(self.true_positives),
+                                             class_id=self.class_id)
+        tp, fp, tn, fn = _counts(xp, dev, t.ravel(), p.ravel(),
+                                 None if w is None else w.ravel(), self._sorted)
+        for var, c in ((self.true_positives, tp), (self.false_positives, fp),
+                       (self.true_negatives, tn), (self.false_negatives, fn)):
+            _add_counts(xp, var, c, dev, outside)
+
+    def result(self):
+        dev = device_of(self.true_positives)
+        xp = array_module(dev)
+        tp, fp, tn, fn = (backend_array(v) for v in (self.true_positives, self.false_positives,
+                                                      self.true_negatives,
+                                                      self.false_negatives))
+        rates = {"sensitivity": div_no_nan(tp, tp + fn, xp),     # = recall
+                 "specificity": div_no_nan(tn, tn + fp, xp),
+                 "precision": div_no_nan(tp, tp + fp, xp)}
+        constrained, dependent = rates[self._constrained], rates[self._dependent]
+        # the best dependent rate among the thresholds where the constraint holds, 0 if none
+        feasible = constrained >= self.value
+        best = xp.where(feasible, dependent, -xp.inf).max()
+        return self._result(xp.where(xp.any(feasible), best, 0.0), dev)
+
+    def get_config(self):
+        return {**super().get_config(), self._arg: self.value,
+                "num_thresholds": self.num_thresholds, "class_id": self.class_id}
+
+
+class SensitivityAtSpecificity(_SensitivitySpecificity):
+    """The best sensitivity (recall) among the thresholds where specificity >= ``specificity``;
+    mirrors ``tf.keras.metrics.SensitivityAtSpecificity(specificity, num_thresholds=200,
+    class_id=None, name=None, dtype=None)``."""
+    _arg, _constrained, _dependent = "specificity", "specificity", "sensitivity"
+
+    def __init__(self, specificity, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(specificity, num_thresholds, class_id, name, dtype)
+
+
+class SpecificityAtSensitivity(_SensitivitySpecificity):
+    """The best specificity among the thresholds where sensitivity >= ``sensitivity``;
+    mirrors ``tf.keras.metrics.SpecificityAtSensitivity(sensitivity, num_thresholds=200,
+    class_id=None, name=None, dtype=None)``."""
+    _arg, _constrained, _dependent = "sensitivity", "sensitivity", "specificity"
+
+    def __init__(self, sensitivity, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(sensitivity, num_thresholds, class_id, name, dtype)
+
+
+class PrecisionAtRecall(_SensitivitySpecificity):
+    """The best precision among the thresholds where recall >= ``recall``; mirrors
+    ``tf.keras.metrics.PrecisionAtRecall(recall, num_thresholds=200, class_id=None, name=None,
+    dtype=None)``."""
+    _arg, _constrained, _dependent = "recall", "sensitivity", "precision"
+
+    def __init__(self, recall, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(recall, num_thresholds, class_id, name, dtype)
+
+
+class RecallAtPrecision(_SensitivitySpecificity):
+    """The best recall among the thresholds where precision >= ``precision``; mirrors
+    ``tf.keras.metrics.RecallAtPrecision(precision, num_thresholds=200, class_id=None,
+    name=None, dtype=None)``."""
+    _arg, _constrained, _dependent = "precision", "precision", "sensitivity"
+
+    def __init__(self, precision, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(precision, num_thresholds, class_id, name, dtype)
 
 
 class AUC(Metric):
