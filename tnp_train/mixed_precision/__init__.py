@@ -6,5 +6,7 @@
 """
 from .policy import Policy, global_policy, set_global_policy, get_policy
 from .loss_scale_optimizer import LossScaleOptimizer
+from . import experimental
 
-__all__ = ["Policy", "global_policy", "set_global_policy", "get_policy", "LossScaleOptimizer"]
+__all__ = ["Policy", "global_policy", "set_global_policy", "get_policy", "LossScaleOptimizer",
+           "experimental"]

@@ -82,6 +82,16 @@ class Policy:
 
     @classmethod
     def from_config(cls, config):
+        config = dict(config)
+        if "loss_scale" in config:
+            # TF 2.4's experimental PolicyV1 (its loss scale may be a serialized LossScale)
+            from .experimental import Policy as PolicyV1
+            ls = config.pop("loss_scale")
+            if isinstance(ls, dict):
+                kind, inner = ls.get("class_name"), ls.get("config", {})
+                ls = "dynamic" if kind == "DynamicLossScale" else \
+                    inner.get("loss_scale_value") if kind == "FixedLossScale" else ls
+            return PolicyV1(config.pop("name"), loss_scale=ls)
         return cls(**config)
 
 

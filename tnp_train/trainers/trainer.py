@@ -100,10 +100,16 @@ class Trainer:
         self._compile_config = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
                                 "loss_weights": loss_weights, "weighted_metrics": weighted_metrics}
         opt = _optimizers.get(optimizer)
-        if self.dtype_policy.name == "mixed_float16":
+        # TF 2.4's rule: the policy's loss scale ("dynamic" for mixed_float16; an experimental
+        # Policy may give a fixed one, or None)
+        policy = self.dtype_policy
+        scale = getattr(policy, "loss_scale", "dynamic" if policy.name == "mixed_float16"
+                        else None)
+        if scale is not None:
             from ..mixed_precision import LossScaleOptimizer
             if not isinstance(opt, LossScaleOptimizer):
-                opt = LossScaleOptimizer(opt)
+                opt = LossScaleOptimizer(opt) if scale == "dynamic" else \
+                    LossScaleOptimizer(opt, dynamic=False, initial_scale=scale)
         if strategy is not None:
             _dist.install_gradient_aggregator(strategy, opt)
         self.__dict__["optimizer"] = opt
