@@ -17,7 +17,7 @@ from ..utils.random import get_rng
 from ._common import device_of as _device_of
 from .base import Layer
 from .convolutional import _data_format, _positive, _tuple
-from .core import _serialize, _serialize_constraint
+from .core import _serialize
 from .recurrent import _UnitForgetBias, _ser_act
 
 __all__ = ["ConvLSTM2D"]
@@ -69,15 +69,14 @@ class ConvLSTM2D(Layer):
         self.recurrent_initializer = _initializers.get(recurrent_initializer)
         self.bias_initializer = _initializers.get(bias_initializer)
         self.unit_forget_bias = bool(unit_forget_bias)
-        from .. import constraints as _constraints
         from .. import regularizers as _regularizers
         self.kernel_regularizer = _regularizers.get(kernel_regularizer)
         self.recurrent_regularizer = _regularizers.get(recurrent_regularizer)
         self.bias_regularizer = _regularizers.get(bias_regularizer)
         self.activity_regularizer = _regularizers.get(activity_regularizer)
-        self.kernel_constraint = _constraints.get(kernel_constraint)
-        self.recurrent_constraint = _constraints.get(recurrent_constraint)
-        self.bias_constraint = _constraints.get(bias_constraint)
+        self.kernel_constraint = kernel_constraint
+        self.recurrent_constraint = recurrent_constraint
+        self.bias_constraint = bias_constraint
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
@@ -251,9 +250,9 @@ class ConvLSTM2D(Layer):
                 "recurrent_regularizer": _serialize(self.recurrent_regularizer),
                 "bias_regularizer": _serialize(self.bias_regularizer),
                 "activity_regularizer": _serialize(self.activity_regularizer),
-                "kernel_constraint": _serialize_constraint(self.kernel_constraint),
-                "recurrent_constraint": _serialize_constraint(self.recurrent_constraint),
-                "bias_constraint": _serialize_constraint(self.bias_constraint),
+                "kernel_constraint": _serialize(self.kernel_constraint),
+                "recurrent_constraint": _serialize(self.recurrent_constraint),
+                "bias_constraint": _serialize(self.bias_constraint),
                 "return_sequences": self.return_sequences, "return_state": self.return_state,
                 "go_backwards": self.go_backwards, "stateful": False,
                 "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout}

@@ -16,7 +16,7 @@ from .. import activations as _activations
 from .. import initializers as _initializers
 from .base import Layer
 from .convolutional import _data_format, _positive, _tuple
-from .core import _serialize, _serialize_constraint
+from .core import _serialize
 
 __all__ = ["LocallyConnected1D", "LocallyConnected2D"]
 
@@ -50,13 +50,12 @@ class _LocallyConnected(Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = _initializers.get(kernel_initializer)
         self.bias_initializer = _initializers.get(bias_initializer)
-        from .. import constraints as _constraints
         from .. import regularizers as _regularizers
         self.kernel_regularizer = _regularizers.get(kernel_regularizer)
         self.bias_regularizer = _regularizers.get(bias_regularizer)
         self.activity_regularizer = _regularizers.get(activity_regularizer)
-        self.kernel_constraint = _constraints.get(kernel_constraint)
-        self.bias_constraint = _constraints.get(bias_constraint)
+        self.kernel_constraint = kernel_constraint
+        self.bias_constraint = bias_constraint
 
     # -- shapes --------------------------------------------------------------------------------
     def _split(self, shape):
@@ -152,8 +151,8 @@ class _LocallyConnected(Layer):
                 "kernel_regularizer": _serialize(self.kernel_regularizer),
                 "bias_regularizer": _serialize(self.bias_regularizer),
                 "activity_regularizer": _serialize(self.activity_regularizer),
-                "kernel_constraint": _serialize_constraint(self.kernel_constraint),
-                "bias_constraint": _serialize_constraint(self.bias_constraint),
+                "kernel_constraint": _serialize(self.kernel_constraint),
+                "bias_constraint": _serialize(self.bias_constraint),
                 "implementation": self.implementation}
 
 
