@@ -26,10 +26,12 @@ train = _Lazy("tnp_train.train")
 nn = _Lazy("tnp_train.nn")
 distribute = _Lazy("tnp_train.distribute")
 profiler = _Lazy("tnp_train.profiler")
+experimental = _Lazy("tnp_train.experimental")
 
 __version__ = "0.1.0"
 __all__ = ["GradientTape", "Variable", "VariableAggregation", "VariableSynchronization",
            "variable_creator_scope",
            "custom_gradient", "stop_gradient", "Input", "Model", "Sequential", "activations", "backend",
+           "experimental",
            "callbacks", "data", "distribute", "initializers", "layers", "losses", "metrics", "mixed_precision",
            "models", "nn", "optimizers", "profiler", "regularizers", "train", "utils"]
