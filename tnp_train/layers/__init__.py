@@ -6,8 +6,8 @@ from .core import (Activation, ActivityRegularization, Dense, Dropout, Flatten, 
 from .merge import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add,
                     average, concatenate, dot, maximum, minimum, multiply, subtract)
 from .serialization import deserialize, serialize
-from .recurrent import (GRU, GRUCell, LSTM, LSTMCell, RNN, Bidirectional, SimpleRNN,
-                        SimpleRNNCell)
+from .recurrent import (GRU, GRUCell, LSTM, LSTMCell, RNN, AbstractRNNCell, Bidirectional,
+                        SimpleRNN, SimpleRNNCell, StackedRNNCells)
 from .attention import AdditiveAttention, Attention, MultiHeadAttention
 from .local import LocallyConnected1D, LocallyConnected2D
 from .convolutional_recurrent import ConvLSTM2D
@@ -31,7 +31,7 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Activation", "
            "serialize", "deserialize", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN",
            "LSTM", "GRU", "Bidirectional", "MultiHeadAttention", "Attention",
            "AdditiveAttention", "LocallyConnected1D", "LocallyConnected2D",
-           "ConvLSTM2D",
+           "ConvLSTM2D", "AbstractRNNCell", "StackedRNNCells",
            "BatchNormalization", "LayerNormalization", "Embedding", "experimental",
            "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "ActivityRegularization",
            "LeakyReLU", "ReLU", "PReLU", "ELU", "Softmax", "ThresholdedReLU",

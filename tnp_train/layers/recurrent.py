@@ -37,7 +37,7 @@ from ._common import device_of as _device_of
 from .base import Layer
 
 __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU",
-           "Bidirectional"]
+           "Bidirectional", "AbstractRNNCell", "StackedRNNCells"]
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -377,6 +377,104 @@ def _state_sizes(cell):
     return [int(v) for v in s] if isinstance(s, (list, tuple)) else [int(s)]
 
 
+def _output_size(cell):
+    s = getattr(cell, "output_size", None)
+    return int(s) if s is not None else _state_sizes(cell)[0]
+
+
+class AbstractRNNCell(Layer):
+    """Mirrors ``tf.keras.layers.AbstractRNNCell``: the base of a cell written by hand, whose
+    subclass gives ``state_size``, ``output_size`` and ``call(inputs, states)``; a cell that
+    does not raises NotImplementedError naming what it lacks, as TF's does."""
+
+    def call(self, inputs, states):
+        raise NotImplementedError(f"{type(self).__name__}: an AbstractRNNCell subclass must "
+                                  f"implement call(inputs, states)")
+
+    @property
+    def state_size(self):
+        raise NotImplementedError(f"{type(self).__name__}: an AbstractRNNCell subclass must "
+                                  f"define state_size")
+
+    @property
+    def output_size(self):
+        raise NotImplementedError(f"{type(self).__name__}: an AbstractRNNCell subclass must "
+                                  f"define output_size")
+
+    def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
+        sizes = _state_sizes(self)
+        return [tnp.zeros((batch_size, n), dtype=dtype) for n in sizes]
+
+
+class StackedRNNCells(Layer):
+    """Mirrors ``tf.keras.layers.StackedRNNCells(cells)``: the cells applied one after the
+    other at each time step, each one's output the next one's input; the states are every
+    cell's states in order (``state_size`` flattened), the output the last cell's.
+    ``RNN([cell, cell])`` makes one."""
+
+    def __init__(self, cells, **kwargs):
+        super().__init__(**kwargs)
+        cells = list(cells)
+        if not cells:
+            raise ValueError("StackedRNNCells: expected at least one cell")
+        for c in cells:
+            if not hasattr(c, "call") or not hasattr(c, "state_size"):
+                raise ValueError(f"StackedRNNCells: all cells must have a `call` method and a "
+                                 f"`state_size` attribute; received cells: {cells}")
+        self.cells = cells
+
+    @property
+    def state_size(self):
+        return [n for c in self.cells for n in _state_sizes(c)]
+
+    @property
+    def output_size(self):
+        return _output_size(self.cells[-1])
+
+    def build(self, input_shape):
+        shape = tuple(input_shape)
+        for c in self.cells:
+            if not getattr(c, "built", False):
+                if hasattr(c, "_maybe_build"):
+                    c._maybe_build(shape)
+                else:
+                    c.build(shape)
+            shape = shape[:-1] + (_output_size(c),)
+        super().build(input_shape)
+
+    def call(self, inputs, states, training=None):
+        states = _states_list(states)
+        out, new_states, i = inputs, [], 0
+        for c in self.cells:
+            n = len(_state_sizes(c))
+            own = states[i:i + n]
+            i += n
+            out, st = c(out, own, training=training)
+            new_states.extend(_states_list(st))
+        return out, new_states
+
+    def _group(self, flat):
+        """Flat states regrouped per cell: a list for a cell with several, else the state."""
+        out, i = [], 0
+        for c in self.cells:
+            n = len(_state_sizes(c))
+            out.append(list(flat[i:i + n]) if n > 1 else flat[i])
+            i += n
+        return out
+
+    def get_config(self):
+        return {**super().get_config(),
+                "cells": [{"class_name": type(c).__name__, "config": c.get_config()}
+                          for c in self.cells]}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["cells"] = [_layer_from_dict(c) if isinstance(c, dict) else c
+                           for c in config.pop("cells")]
+        return cls(**config)
+
+
 class RNN(Layer):
     """Runs a cell over the time axis; mirrors ``tf.keras.layers.RNN(cell,
     return_sequences=False, return_state=False, go_backwards=False, stateful=False,
@@ -391,8 +489,7 @@ class RNN(Layer):
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
                  stateful=False, unroll=False, time_major=False, **kwargs):
         if isinstance(cell, (list, tuple)):
-            raise NotImplementedError("RNN: a list of cells (StackedRNNCells) is not supported; "
-                                      "stack RNN layers with return_sequences=True instead")
+            cell = StackedRNNCells(cell)
         if stateful:
             raise NotImplementedError(f"{type(self).__name__}: stateful=True is not supported "
                                       f"(states are not kept between batches); pass "
@@ -441,8 +538,7 @@ class RNN(Layer):
         super().build(input_shape)
 
     def _out_size(self):
-        s = getattr(self.cell, "output_size", None)
-        return int(s) if s is not None else _state_sizes(self.cell)[0]
+        return _output_size(self.cell)
 
     def compute_output_shape(self, input_shape):
         if isinstance(input_shape, list):
@@ -471,6 +567,8 @@ class RNN(Layer):
         if initial_state is None:
             return None
         states = _states_list(initial_state)
+        if isinstance(self.cell, StackedRNNCells):    # given per cell, as TF takes them
+            states = [t for st in states for t in _states_list(st)]
         if len(states) != len(sizes):
             raise ValueError(f"{self.name}: expected {len(sizes)} initial state(s) (state_size "
                              f"{self.cell.state_size}), got {len(states)}")
@@ -510,6 +608,8 @@ class RNN(Layer):
             outs = self._call_steps(cell, x, mask, training, states0, B, T)
         y, states = outs[0], list(outs[1:])
         if self.return_state:
+            if isinstance(cell, StackedRNNCells):
+                states = cell._group(states)      # per cell, as TF returns them
             return [y] + states
         return y
 
@@ -542,16 +642,20 @@ class RNN(Layer):
                 states = [tnp.zeros((B, n), dtype=x.dtype) for n in sizes]
         else:
             states = list(states0)
-        set_masks = isinstance(cell, _CellBase)
-        if set_masks:
-            D = x.shape[-1]
-            dt = _np.dtype(x.dtype)
-            dev, xp = _device_of(x)
-            cell._dp_mask = wrap(_dropout_mask((B, D), cell.dropout, dt, xp), dev) \
-                if training and cell.dropout > 0 else None
-            cell._rdp_mask = wrap(_dropout_mask((B, cell.units), cell.recurrent_dropout, dt,
-                                                xp), dev) \
-                if training and cell.recurrent_dropout > 0 else None
+        # the built-in cells' dropout masks, one per sequence (each cell of a stack gets its
+        # own, sized by its input: the previous cell's output)
+        masked = []
+        D = x.shape[-1]
+        dt = _np.dtype(x.dtype)
+        dev, xp = _device_of(x)
+        for c in (cell.cells if isinstance(cell, StackedRNNCells) else [cell]):
+            if isinstance(c, _CellBase):
+                c._dp_mask = wrap(_dropout_mask((B, D), c.dropout, dt, xp), dev) \
+                    if training and c.dropout > 0 else None
+                c._rdp_mask = wrap(_dropout_mask((B, c.units), c.recurrent_dropout, dt, xp),
+                                   dev) if training and c.recurrent_dropout > 0 else None
+                masked.append(c)
+            D = _output_size(c)
         order = range(T - 1, -1, -1) if self.go_backwards else range(T)
         outputs = []
         prev = None
@@ -571,8 +675,8 @@ class RNN(Layer):
                 states = new_states
                 outputs.append(out)
         finally:
-            if set_masks:
-                cell._dp_mask = cell._rdp_mask = None
+            for c in masked:
+                c._dp_mask = c._rdp_mask = None
         if self.return_sequences:
             y = tnp.stack(outputs, axis=0 if self.time_major else 1)
         else:
