@@ -62,6 +62,10 @@ class InputLayer(Layer):
             from .base import unique_name
             name = unique_name("input")
             name = name if name != "input" else unique_name("input")   # input_1, input_2, ...
+        # newer tf.keras writes "optional" (an input that may be None) in its JSON: only
+        # required inputs exist here, so False is accepted and dropped
+        if kwargs.pop("optional", False):
+            raise ValueError(f"InputLayer {name!r}: optional inputs are not supported")
         super().__init__(name=name, dtype=dtype or "float32", **kwargs)
         self.input_shape = dims
         self.batch_size = batch_size

@@ -4,7 +4,7 @@ from .functional import Functional
 from .sequential import Sequential
 
 __all__ = ["Model", "Sequential", "Functional", "model_from_config", "model_from_json",
-           "load_model", "save_model", "clone_model"]
+           "model_from_yaml", "load_model", "save_model", "clone_model"]
 
 
 def model_from_config(config, custom_objects=None):
@@ -14,8 +14,16 @@ def model_from_config(config, custom_objects=None):
 
 
 def model_from_json(json_string, custom_objects=None):
+    """The model :meth:`Model.to_json` described (``tf.keras.models.model_from_json``)."""
     import json
     return model_from_config(json.loads(json_string), custom_objects)
+
+
+def model_from_yaml(yaml_string, custom_objects=None):
+    """The model :meth:`Model.to_yaml` described (TF 2.4's ``model_from_yaml``; needs
+    PyYAML). Read with ``yaml.safe_load``: a YAML document cannot run code here."""
+    from .model import _yaml
+    return model_from_config(_yaml("model_from_yaml").safe_load(yaml_string), custom_objects)
 
 
 def load_model(filepath, custom_objects=None, compile=True, options=None):  # noqa: A002

@@ -226,6 +226,7 @@ class Functional(Model):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
+        config = _from_keras2_format(config)
         created = {}
         for spec in config["layers"]:
             layer = _ser.deserialize({"class_name": spec["class_name"], "config": spec["config"]},
@@ -282,3 +283,42 @@ class Functional(Model):
         return cls(inputs=dec(config["input_layers"]), outputs=dec(config["output_layers"]),
                    name=config.get("name"), **extra)
 
+
+
+def _from_keras2_format(config):
+    """A functional config written by TF 2.4 / Keras 2 (``inbound_nodes`` as lists of
+    ``[layer, node, tensor, kwargs]``, inputs and outputs as ``[layer, node, tensor]``) in this
+    module's format (nodes as ``{"args", "kwargs"}``, tensors as ``{"__keras_tensor__"}``);
+    a config already in it is returned as is."""
+    layers = config.get("layers", [])
+    if not any(isinstance(n, list) for spec in layers for n in spec.get("inbound_nodes", [])):
+        return config
+    names = {spec["name"] for spec in layers}
+
+    def is_ref(x):
+        return isinstance(x, list) and len(x) in (3, 4) and isinstance(x[0], str) and \
+            x[0] in names and isinstance(x[1], int) and isinstance(x[2], int)
+
+    def tensors(x):
+        if is_ref(x):
+            return {"__keras_tensor__": [x[0], x[1], x[2]]}
+        if isinstance(x, list):
+            return [tensors(e) for e in x]
+        if isinstance(x, dict):
+            return {k: tensors(v) for k, v in x.items()}
+        return x
+
+    def node(entries):
+        args = [tensors(e[:3]) for e in entries]
+        kwargs = entries[0][3] if entries and len(entries[0]) > 3 else {}
+        return {"args": [args[0] if len(args) == 1 else args], "kwargs": tensors(kwargs)}
+
+    def ends(x):          # a single input or output is given as a one-element list
+        out = tensors(x)
+        return out[0] if isinstance(out, list) and len(out) == 1 else out
+
+    new_layers = [{**spec, "inbound_nodes": [node(n) if isinstance(n, list) else n
+                                             for n in spec.get("inbound_nodes", [])]}
+                  for spec in layers]
+    return {**config, "layers": new_layers, "input_layers": ends(config["input_layers"]),
+            "output_layers": ends(config["output_layers"])}

@@ -128,6 +128,19 @@ class Model(Trainer, Layer):
                              "calling `build()` or by calling the model on a batch of data.")
         print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
 
+    def to_json(self, **kwargs):
+        """The model's architecture as a JSON string (``Model.to_json(**kwargs)``, the kwargs
+        passed to ``json.dumps``); :func:`tt.models.model_from_json` rebuilds it."""
+        import json
+        return json.dumps(_model_metadata(self), default=_json_default, **kwargs)
+
+    def to_yaml(self, **kwargs):
+        """The architecture as YAML (TF 2.4's ``Model.to_yaml``; needs PyYAML, as TF does)."""
+        yaml = _yaml("to_yaml")
+        import json
+        plain = json.loads(json.dumps(_model_metadata(self), default=_json_default))
+        return yaml.dump(plain, **kwargs)
+
     def get_config(self):
         raise NotImplementedError(f"{type(self).__name__} is a subclassed model: implement "
                                   f"get_config() (and from_config) to save it with model.save; "
@@ -164,3 +177,37 @@ def _inject_functional(cls):
     if bases != cls.__bases__:
         cls.__bases__ = bases
     return cls
+
+
+def _model_metadata(model):
+    from ..layers.serialization import serialize
+    from .. import __version__
+    cfg = dict(serialize(model))
+    cfg["keras_version"] = "2.4.0"
+    cfg["backend"] = f"tnp_train {__version__}"
+    return cfg
+
+
+def _json_default(obj):
+    """What ``json`` cannot write itself: NumPy and tnp scalars and arrays, dtypes, tuples in
+    configs (as Keras's ``get_json_type``)."""
+    import numpy as np
+    if hasattr(obj, "get_config"):
+        return {"class_name": type(obj).__name__, "config": obj.get_config()}
+    if isinstance(obj, np.dtype) or (isinstance(obj, type) and issubclass(obj, np.generic)):
+        return np.dtype(obj).name
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if hasattr(obj, "__index__"):
+        return int(obj)
+    if hasattr(obj, "__float__"):
+        return float(obj)
+    raise TypeError(f"Not JSON Serializable: {obj!r}")
+
+
+def _yaml(what):
+    try:
+        import yaml
+    except ImportError:
+        raise ImportError(f"{what} requires the yaml module (`pip install pyyaml`)") from None
+    return yaml
