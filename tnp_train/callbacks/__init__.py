@@ -5,8 +5,8 @@
 ``History`` and ``ProgbarLogger`` (a tqdm progress bar) are added by ``fit`` itself. The others:
 ``ModelCheckpoint``, ``EarlyStopping``, ``ReduceLROnPlateau``, ``LearningRateScheduler``,
 ``CSVLogger``, ``TerminateOnNaN``, ``LambdaCallback``, ``TensorBoard`` (needs tensorboardX, or
-tensorboard with torch) and ``BackupAndRestore`` (fault-tolerant training). ``RemoteMonitor``
-is not provided. See docs/callbacks.md.
+tensorboard with torch), ``BackupAndRestore`` (fault-tolerant training), ``BaseLogger`` and
+``RemoteMonitor`` (POSTs each epoch's logs). See docs/callbacks.md.
 """
 from .base import Callback, CallbackList, History
 from .progbar import ProgbarLogger
@@ -14,13 +14,14 @@ from .model_checkpoint import ModelCheckpoint
 from .early_stopping import EarlyStopping
 from .lr import LearningRateScheduler, ReduceLROnPlateau
 from .csv_logger import CSVLogger
-from .misc import LambdaCallback, TerminateOnNaN
+from .misc import BaseLogger, LambdaCallback, RemoteMonitor, TerminateOnNaN
 from .tensorboard import TensorBoard
 from .backup import BackupAndRestore
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "ModelCheckpoint",
            "EarlyStopping", "ReduceLROnPlateau", "LearningRateScheduler", "CSVLogger",
-           "TerminateOnNaN", "LambdaCallback", "TensorBoard", "BackupAndRestore", "experimental"]
+           "TerminateOnNaN", "LambdaCallback", "TensorBoard", "BackupAndRestore", "BaseLogger",
+           "RemoteMonitor", "experimental"]
 
 
 class experimental:   # noqa: N801 - TF 2.4's namespace ``tf.keras.callbacks.experimental``
