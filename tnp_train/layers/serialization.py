@@ -74,6 +74,8 @@ def _builtin_classes():
     from .. import models as _models
     out = {n: getattr(_layers, n) for n in dir(_layers) if inspect.isclass(getattr(_layers, n))}
     out.update({n: getattr(_layers.experimental, n) for n in _layers.experimental.__all__})
+    _pre = _layers.experimental.preprocessing
+    out.update({n: getattr(_pre, n) for n in _pre.__all__})
     out.update({"Sequential": _models.Sequential, "Functional": _models.Functional,
                 "Model": _models.Model})
     return out
