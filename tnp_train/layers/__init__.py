@@ -11,6 +11,7 @@ from .recurrent import (GRU, GRUCell, LSTM, LSTMCell, RNN, AbstractRNNCell, Bidi
 from .attention import AdditiveAttention, Attention, MultiHeadAttention
 from .local import LocallyConnected1D, LocallyConnected2D
 from .convolutional_recurrent import ConvLSTM2D
+from .separable_conv1d import SeparableConv1D, SeparableConvolution1D
 from .normalization import BatchNormalization, LayerNormalization
 from .embedding import Embedding
 from .convolutional import *  # noqa: F401,F403
@@ -31,7 +32,8 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Activation", "
            "serialize", "deserialize", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN",
            "LSTM", "GRU", "Bidirectional", "MultiHeadAttention", "Attention",
            "AdditiveAttention", "LocallyConnected1D", "LocallyConnected2D",
-           "ConvLSTM2D", "AbstractRNNCell", "StackedRNNCells",
+           "ConvLSTM2D", "AbstractRNNCell", "StackedRNNCells", "SeparableConv1D",
+           "SeparableConvolution1D",
            "BatchNormalization", "LayerNormalization", "Embedding", "experimental",
            "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "ActivityRegularization",
            "LeakyReLU", "ReLU", "PReLU", "ELU", "Softmax", "ThresholdedReLU",
