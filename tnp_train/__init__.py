@@ -27,10 +27,11 @@ nn = _Lazy("tnp_train.nn")
 distribute = _Lazy("tnp_train.distribute")
 profiler = _Lazy("tnp_train.profiler")
 experimental = _Lazy("tnp_train.experimental")
+applications = _Lazy("tnp_train.applications")
 wrappers = _Lazy("tnp_train.wrappers")
 
 __version__ = "0.1.0"
-__all__ = ["GradientTape", "Variable", "VariableAggregation", "VariableSynchronization",
+__all__ = ["applications", "GradientTape", "Variable", "VariableAggregation", "VariableSynchronization",
            "variable_creator_scope",
            "custom_gradient", "stop_gradient", "Input", "Model", "Sequential", "activations", "backend",
            "experimental", "wrappers",

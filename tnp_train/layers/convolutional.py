@@ -604,6 +604,10 @@ class SeparableConv2D(_Depthwise):
                  bias_initializer="zeros", depthwise_regularizer=None, pointwise_regularizer=None,
                  bias_regularizer=None, activity_regularizer=None, depthwise_constraint=None,
                  pointwise_constraint=None, bias_constraint=None, **kwargs):
+        # TF's base Conv takes these and SeparableConv2D never uses them (NASNet passes
+        # kernel_initializer="he_normal"): accepted and ignored, as in TF
+        for unused in ("kernel_initializer", "kernel_regularizer", "kernel_constraint"):
+            kwargs.pop(unused, None)
         super().__init__(filters, kernel_size, strides=strides, padding=padding,
                          data_format=data_format, dilation_rate=dilation_rate, activation=activation,
                          use_bias=use_bias, kernel_initializer=depthwise_initializer,

@@ -40,6 +40,41 @@ def _topo_nodes(outputs):
     return order
 
 
+def _keras_layer_order(flat_in, flat_out):
+    """The layers in Keras's ``model.layers`` order: by depth from the outputs (deepest, the
+    inputs, first), ties in the order a depth-first walk from the outputs first meets them
+    (``functional._map_graph_network``). It decides the ``layer-i`` checkpoint keys and what
+    ``summary`` and ``get_config`` list, so it follows Keras rather than the run order."""
+    post_order, first_seen, done = [], {}, set()
+
+    def visit(t):
+        node = t._node
+        first_seen.setdefault(id(node.layer), len(first_seen))
+        if id(node) in done:
+            return
+        if not isinstance(node.layer, InputLayer):
+            for inp in node.inputs:
+                visit(inp)
+        done.add(id(node))
+        post_order.append(node)
+    for t in flat_out:
+        visit(t)
+    node_depth, layer_depth, by_id = {}, {}, {}
+    for node in reversed(post_order):
+        depth = max(node_depth.setdefault(id(node), 0), layer_depth.get(id(node.layer), 0))
+        layer_depth[id(node.layer)] = depth
+        by_id[id(node.layer)] = node.layer
+        node_depth[id(node)] = depth
+        for inp in ([] if isinstance(node.layer, InputLayer) else node.inputs):
+            parent = inp._node
+            node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
+    for t in flat_in:      # an input the outputs do not use still counts
+        layer = t._node.layer
+        if id(layer) not in layer_depth:
+            layer_depth[id(layer)], first_seen[id(layer)], by_id[id(layer)] = 0, -1, layer
+    return sorted(by_id.values(), key=lambda l: (-layer_depth[id(l)], first_seen[id(l)]))
+
+
 class Functional(Model):
     """``tt.Model(inputs, outputs, name=None)``."""
 
@@ -76,14 +111,7 @@ class Functional(Model):
                                  f"previous layers were accessed without issue: "
                                  f"{[n.layer.name for n in nodes if n is not node][:5]}")
         self._nodes = [n for n in nodes if not isinstance(n.layer, InputLayer)]
-        layers = []
-        for t in flat_in:
-            if all(t._node.layer is not l for l in layers):
-                layers.append(t._node.layer)
-        for n in self._nodes:
-            if all(n.layer is not l for l in layers):
-                layers.append(n.layer)
-        self._layers = layers
+        self._layers = layers = _keras_layer_order(flat_in, flat_out)
         for i, layer in enumerate(layers):
             self._track_layer(layer, f"layer-{i}")
         self._mask_layers = {id(l) for l in layers if type(l).compute_mask is not Layer.compute_mask
