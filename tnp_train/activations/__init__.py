@@ -9,10 +9,11 @@ so higher-order gradients stay correct. ``relu`` with its default arguments is
 ``tnp.maximum(x, 0)``: one node.
 
 Every activation runs on its input's device: the one-node ones compute with that device's array
-module (``tnp.extend.array_module(x)``: NumPy, or CuPy on a GPU, where ``erf`` is
-``cupyx.scipy.special.erf``) on the backend array, never on a host copy, and their outputs and
-first-order gradients are wrapped on the input's device (also outside a
-``tnp.default_device`` block); the others are tnp operations, which follow their operands.
+module (``tnp.extend.array_module(x)``: NumPy, or CuPy on a GPU) on the backend array, never on
+a host copy (``erf`` is ``tnp_train.ops.special.erf``: NumPy-only code on the CPU, SciPy not
+needed, ``cupyx.scipy.special.erf`` on a GPU), and their outputs and first-order gradients
+are wrapped on the input's device (also outside a ``tnp.default_device`` block); the others
+are tnp operations, which follow their operands.
 
 Float16/bfloat16 inputs: ``softmax``/``log_softmax`` compute in float32 and cast back (Keras's
 rule for numerically sensitive operations); the others compute in the input's dtype.
@@ -27,6 +28,7 @@ import tnp
 from tnp.extend import backend_array as _backend, device_of as _device_of, wrap as _wrap
 
 from ..autodiff import custom_gradient
+from ..ops.special import erf as _erf_b
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "sigmoid",
            "hard_sigmoid", "softplus", "softsign", "tanh", "softmax", "log_softmax",
@@ -219,15 +221,6 @@ def mish(x):
     """``x * tanh(softplus(x))``; mirrors Keras 3 ``activations.mish``."""
     x = _arr(x)
     return x * tnp.tanh(softplus(x))
-
-
-def _erf_b(xp, a):
-    """``erf`` of backend array ``a``: ``cupyx.scipy.special.erf`` for CuPy, else SciPy's."""
-    if getattr(xp, "__name__", "") == "cupy":  # pragma: no cover - GPU only
-        from cupyx.scipy.special import erf
-    else:
-        from scipy.special import erf
-    return erf(a)
 
 
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)

@@ -1,8 +1,8 @@
 """Finite-difference checks of VJP rules (``check_grads``), as HIPS autograd's.
 
 ``check_grads(f, order=2)(*args)`` compares the tape's vector-Jacobian products of ``f`` with
-central differences along random directions, in float64, for every float argument; with
-``order=2`` it checks the gradient of the gradient too (nested tapes).
+central differences along random directions, in float64, for every float or complex argument;
+with ``order=2`` it checks the gradient of the gradient too (nested tapes).
 """
 from __future__ import annotations
 
@@ -17,7 +17,16 @@ __all__ = ["check_grads", "numerical_vjp_dot", "grad", "grad_of"]
 
 def _float_positions(args):
     return [i for i, a in enumerate(args)
-            if isinstance(a, tnp.ndarray) and _np.issubdtype(a.dtype, _np.floating)]
+            if isinstance(a, tnp.ndarray) and _np.issubdtype(a.dtype, _np.inexact)]
+
+
+def _random_like(rng, shape, dtype):
+    """A standard normal draw of ``shape`` (complex dtypes: independent real and imaginary
+    parts)."""
+    r = rng.standard_normal(shape)
+    if _np.issubdtype(dtype, _np.complexfloating):
+        r = r + 1j * rng.standard_normal(shape)
+    return r.astype(dtype)
 
 
 def _as_list(y):
@@ -25,17 +34,25 @@ def _as_list(y):
 
 
 def _dot(us, ys):
+    """``sum(real(u * y))`` over the outputs: a real function of every output, so its gradient
+    is defined for complex ones too."""
     total = 0.0
     for u, y in zip(us, ys):
         if u is None:
             continue
-        total = total + tnp.sum(u * y)
+        t = tnp.sum(u * y)
+        total = total + (tnp.real(t) if _np.iscomplexobj(t) else t)
     return total
 
 
 def check_grads(f, order=1, eps=1e-6, rtol=1e-5, atol=1e-6, seed=0, argnums=None):
     """Returns ``check(*args)`` that raises AssertionError if a VJP of ``f`` differs from finite
-    differences (``u . f(x + e v) - u . f(x - e v)) / 2e`` against ``vjp(u) . v``)."""
+    differences (``u . f(x + e v) - u . f(x - e v)) / 2e`` against ``vjp(u) . v``).
+
+    Complex arguments and outputs are checked too, in the tape's convention (HIPS autograd's:
+    the cotangent of ``z = x + iy`` is ``dL/dx - i dL/dy``): ``u . y`` is ``real(sum(u y))`` and
+    ``vjp(u) . v`` is ``real(sum(vjp(u) v))``, ``u`` and ``v`` with random real and imaginary
+    parts."""
 
     def check(*args, **kwargs):
         rng = _np.random.default_rng(seed)
@@ -43,11 +60,11 @@ def check_grads(f, order=1, eps=1e-6, rtol=1e-5, atol=1e-6, seed=0, argnums=None
         if not positions:
             raise ValueError("check_grads: no floating-point array argument to differentiate")
         y0 = _as_list(f(*args, **kwargs))
-        us = [tnp.asarray(rng.standard_normal(_np.shape(y)).astype(_np.asarray(y).dtype))
+        us = [tnp.asarray(_random_like(rng, _np.shape(y), _np.asarray(y).dtype))
               if _np.issubdtype(_np.asarray(y).dtype, _np.inexact) else None for y in y0]
         for p in positions:
             x = args[p]
-            v = tnp.asarray(rng.standard_normal(x.shape).astype(x.dtype))
+            v = tnp.asarray(_random_like(rng, x.shape, x.dtype))
 
             def shifted(delta):
                 a = list(args)
@@ -60,7 +77,7 @@ def check_grads(f, order=1, eps=1e-6, rtol=1e-5, atol=1e-6, seed=0, argnums=None
                 ys = _as_list(f(*args, **kwargs))
                 target = _dot(us, ys)
             g = tape.gradient(target, x)
-            analytic = 0.0 if g is None else float(tnp.sum(g * v))
+            analytic = 0.0 if g is None else float(tnp.real(tnp.sum(g * v)))
             tol = atol + rtol * max(abs(numeric), abs(analytic))
             if not abs(numeric - analytic) <= tol:
                 raise AssertionError(

@@ -7,6 +7,7 @@ import numpy as _np
 import tnp
 
 from ..registry import defvjp, section
+from ..tape import stop_gradient
 
 section("math")
 
@@ -20,6 +21,20 @@ defvjp("emath.logn",
 defvjp("emath.power",
        lambda ans, x, p, **k: lambda g: g * p * tnp.emath.power(x, p - 1),
        lambda ans, x, p, **k: lambda g: g * ans * tnp.emath.log(x))
-defvjp("emath.arccos", lambda ans, x, **k: lambda g: -g / tnp.emath.sqrt(1 - x * x))
-defvjp("emath.arcsin", lambda ans, x, **k: lambda g: g / tnp.emath.sqrt(1 - x * x))
+
+
+def _arcsin_slope(x):
+    """1 / sqrt(1 - x^2) on the side of the branch cut NumPy evaluates.
+
+    For real x > 1, ``emath.arcsin(x)`` is ``pi/2 + i arccosh(x)``: its slope is
+    ``+i / sqrt(x^2 - 1)``, the opposite of ``1 / emath.sqrt(1 - x^2)`` (which is right for
+    x < -1, where the result is ``-pi/2 + i arccosh(-x)``)."""
+    r = 1 / tnp.emath.sqrt(1 - x * x)
+    if _np.iscomplexobj(x):
+        return r
+    return r * tnp.where(stop_gradient(x) > 1, -1.0, 1.0)
+
+
+defvjp("emath.arccos", lambda ans, x, **k: lambda g: -g * _arcsin_slope(x))
+defvjp("emath.arcsin", lambda ans, x, **k: lambda g: g * _arcsin_slope(x))
 defvjp("emath.arctanh", lambda ans, x, **k: lambda g: g / (1 - x * x))

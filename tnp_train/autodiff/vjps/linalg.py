@@ -534,6 +534,10 @@ defvjp("linalg.det", lambda ans, a: lambda g: (g * ans)[..., None, None] * _T(tn
 def _slogdet_vjp(ans, a):
     def vjp(g):
         gl = g[1]
+        if _is_complex(a) and g[0] is not None:
+            # sign = exp(i Im log det) is smooth in a complex a: its cotangent reaches
+            # log det as i Im(g_sign * sign) (for a real a the sign is piecewise constant)
+            gl = gl + tnp.imag(g[0] * ans[0]) * 1j
         r = gl[..., None, None] * _T(tnp.linalg.inv(a))
         return _match(r, a)
     return vjp

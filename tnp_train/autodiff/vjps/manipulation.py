@@ -678,7 +678,7 @@ if get_rule("real") is None:
     defvjp("real", lambda ans, val, **kw: lambda g: g)
 if get_rule("imag") is None:
     defvjp("imag", lambda ans, val, **kw:
-           (lambda g: -1j * g) if _np.iscomplexobj(val) else _none)
+           (lambda g: g * -1j) if _np.iscomplexobj(val) else _none)
 
 # ---------------------------------------------------------------------------- declarations
 no_array_output(["shape", "size", "ndim"], "returns a shape or an int")

@@ -41,6 +41,10 @@ def _power_x(ans, x, y, **k):
 
 
 def _power_y(ans, x, y, **k):
+    # d/dy x**y = x**y log(x): for real x only where x > 0 (elsewhere x**y is real only at
+    # integer y, TF's rule gives 0); a complex x takes the principal log, 0 at x == 0
+    if _np.iscomplexobj(x):
+        return lambda g: g * tnp.where(x == 0, 0.0, ans * tnp.log(tnp.where(x == 0, 1, x)))
     return lambda g: g * tnp.where(x > 0, ans * tnp.log(tnp.where(x > 0, x, 1)), 0.0)
 
 
@@ -155,19 +159,27 @@ def _matmul_y(ans, x, y, **k):
 defvjp("matmul", _matmul_x, _matmul_y)
 
 
+# vecdot(x, y) = sum(conj(x) y) and vecmat(v, A) = conj(v) @ A are conjugate-linear in their
+# first argument: in the tape's convention (the cotangent of z is dL/dRe z - i dL/dIm z, a
+# holomorphic f passes g * f'(z)) that argument's cotangent is the conjugate of the holomorphic
+# one. matvec(A, v) = A @ v conjugates nothing.
+def _cj(x):
+    return tnp.conjugate(x) if _np.iscomplexobj(x) else x
+
+
 def _vecdot_x(ans, x, y, axis=-1, **k):
-    return lambda g: tnp.expand_dims(g, axis) * tnp.conjugate(y)
+    return lambda g: _cj(tnp.expand_dims(g, axis) * y)
 
 
 def _vecdot_y(ans, x, y, axis=-1, **k):
-    return lambda g: tnp.expand_dims(g, axis) * x
+    return lambda g: tnp.expand_dims(g, axis) * _cj(x)
 
 
 defvjp("vecdot", _vecdot_x, _vecdot_y)
-defvjp("matvec", lambda ans, A, v, **k: lambda g: g[..., :, None] * tnp.conjugate(v)[..., None, :],
+defvjp("matvec", lambda ans, A, v, **k: lambda g: g[..., :, None] * v[..., None, :],
        lambda ans, A, v, **k: lambda g: tnp.matmul(tnp.swapaxes(A, -1, -2), g[..., None])[..., 0])
-defvjp("vecmat", lambda ans, v, A, **k: lambda g: tnp.matmul(A, g[..., None])[..., 0],
-       lambda ans, v, A, **k: lambda g: tnp.conjugate(v)[..., :, None] * g[..., None, :])
+defvjp("vecmat", lambda ans, v, A, **k: lambda g: _cj(tnp.matmul(A, g[..., None])[..., 0]),
+       lambda ans, v, A, **k: lambda g: _cj(v)[..., :, None] * g[..., None, :])
 
 # ---------------------------------------------------------------------------- sums and products
 
@@ -205,7 +217,44 @@ def _sum_vjp(ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=No
 
 
 def _prod_vjp(ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
-    return lambda g: _expand_to(g * ans, x, axis, keepdims) / x
+    return lambda g: _prod_grad(g, ans, x, axis, keepdims, initial)
+
+
+def _prod_grad(g, ans, x, axis, keepdims, initial=None, skip=None):
+    """The cotangent of a product reduction of ``x`` (elements where the boolean ``skip`` holds
+    count as 1 and get none): each element's is the product of the others in its group.
+
+    That is ``ans / x`` unless the group holds a zero (then 0 / 0): with a zero anywhere, the
+    products of the others are built from exclusive cumulative products, as TF's reduce_prod
+    gradient does. On a device the zero test would wait for the device, so it always takes
+    that way there."""
+    xe = x if skip is None else tnp.where(skip, 1.0, x)
+    a = _backend(xe)
+    if type(a) is _np.ndarray and not (a == 0).any():
+        r = _expand_to(g * ans, x, axis, keepdims) / xe
+    else:
+        r = _expand_to(g, x, axis, keepdims) * _prod_of_others(xe, axis)
+        if initial is not None:
+            r = r * initial
+    return r if skip is None else tnp.where(skip, 0.0, r)
+
+
+def _prod_of_others(x, axis):
+    """For each element of ``x``, the product of the other elements of its group of a product
+    over ``axis``, without dividing (tnp operations, so first-order exact at zeros)."""
+    axes = _axes_of(axis, x.ndim)
+    if not axes:
+        return tnp.ones_like(x)
+    keep = [i for i in range(x.ndim) if i not in axes]
+    perm = keep + list(axes)
+    xt = tnp.transpose(x, perm)
+    flat = tnp.reshape(xt, tuple(xt.shape[:len(keep)]) + (-1,))
+    one = tnp.ones_like(flat[..., :1])
+    left = tnp.cumprod(tnp.concatenate([one, flat[..., :-1]], axis=-1), axis=-1)
+    rev = tnp.flip(flat, -1)
+    right = tnp.flip(tnp.cumprod(tnp.concatenate([one, rev[..., :-1]], axis=-1), axis=-1), -1)
+    others = tnp.reshape(left * right, tuple(xt.shape))
+    return tnp.transpose(others, tuple(int(i) for i in _np.argsort(perm)))
 
 
 def _nansum_vjp(ans, x, axis=None, dtype=None, out=None, keepdims=False, **k):
@@ -268,7 +317,7 @@ def _clip_bound(which):
 defvjp("clip", _clip_x, _clip_bound("min"), _clip_bound("max"))
 
 # ---------------------------------------------------------------------------- zero almost everywhere
-nondifferentiable(["sign", "floor", "ceil", "trunc", "rint", "fix", "around", "round",
+nondifferentiable(["floor", "ceil", "trunc", "rint", "fix", "around", "round",
                    "floor_divide", "heaviside", "spacing"],
                   "piecewise constant: the derivative is zero almost everywhere")
 nondifferentiable(["signbit", "gcd", "lcm", "bitwise_and", "bitwise_or", "bitwise_xor",
@@ -359,9 +408,23 @@ def _angle_vjp(ans, z, deg=False):
 def _imag_vjp(ans, x, **k):
     if not _is_complex(x):
         return lambda g: _zeros(x, ans.dtype)   # the imaginary part of a real array is 0
-    return lambda g: -1j * g
+    return lambda g: g * -1j   # g on the left: -1j * (0-d g) would be a Python complex
 
 
+def _sign_vjp(ans, x, **k):
+    if not _is_complex(x):
+        return lambda g: None      # piecewise constant on the reals: no gradient, as before
+    # sign(z) = z / |z| is smooth off 0. With w = sign(z), its Wirtinger derivatives are
+    # 1 / (2|z|) and -w / (2 conj(z)), so the cotangent is (g - conj(g) conj(w)^2) / (2|z|)
+    def vjp(g):
+        r = tnp.absolute(x)
+        zero = _sg(r) == 0
+        d = g - tnp.conjugate(g) * tnp.conjugate(ans * ans)
+        return tnp.where(zero, 0.0, d / (2 * tnp.where(zero, 1.0, r)))
+    return vjp
+
+
+defvjp("sign", _sign_vjp)
 defvjp("angle", _angle_vjp)
 defvjp("real", _g)                   # the tape casts the real cotangent to x's (complex) dtype
 defvjp("imag", _imag_vjp)
@@ -417,7 +480,7 @@ def _nan_to_num_x(ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
         xc = _sg(x)
         if _is_complex(x):
             return (tnp.real(g) * tnp.isfinite(tnp.real(xc))
-                    + 1j * (tnp.imag(g) * tnp.isfinite(tnp.imag(xc))))
+                    + (tnp.imag(g) * tnp.isfinite(tnp.imag(xc))) * 1j)
         return g * tnp.isfinite(xc)
     return vjp
 
@@ -776,10 +839,6 @@ def _full_cotangent(g, fname, a, v, mode):
     return untake(g, slice(off, off + g.shape[0]), (n + m - 1,))
 
 
-def _cj(x):
-    return tnp.conjugate(x) if _is_complex(x) else x
-
-
 def _convolve_rule(which):
     # y = a * v (full): ga_i = sum_k g_k v_{k-i}, gv_j = sum_k g_k a_{k-j} (correlate conjugates
     # its second argument, so complex inputs get conj() first: autograd's convention)
@@ -829,7 +888,7 @@ def _add_reduce(ans, x, axis=0, keepdims=False, where=True):
 
 
 def _multiply_reduce(ans, x, axis=0, keepdims=False, where=True):
-    return _masked(_prod_vjp(ans, x, axis=axis, keepdims=keepdims), where, x)
+    return _prod_where_vjp(ans, x, axis=axis, keepdims=keepdims, where=where)
 
 
 def _logaddexp_reduce(base):
@@ -895,15 +954,20 @@ nondifferentiable(["floor_divide.reduce", "floor_divide.accumulate", "floor_divi
 # |z| of complex z, whose cotangent is g * conj(z) / |z| in the tape's convention)
 def _prod_where_vjp(ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None,
                     where=True):
-    return _masked(_prod_vjp(ans, x, axis=axis, keepdims=keepdims), where, x)
+    def vjp(g):
+        m = _where_mask(where, x)
+        return _prod_grad(g, ans, x, axis, keepdims, initial, None if m is None else ~m)
+    return vjp
 
 
 def _nanprod_where_vjp(ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None,
                        where=True):
+    # NaNs count as ones, so they are skipped (not divided by: the second-order pass would
+    # differentiate that division too, with a zero cotangent, and 0 * (1 / NaN^2) is NaN)
     def vjp(g):
-        r = tnp.where(tnp.isnan(_sg(x)), 0.0, _expand_to(g * ans, x, axis, keepdims) / x)
+        skip = tnp.isnan(_sg(x))
         m = _where_mask(where, x)
-        return r if m is None else r * m
+        return _prod_grad(g, ans, x, axis, keepdims, initial, skip if m is None else skip | ~m)
     return vjp
 
 

@@ -356,8 +356,11 @@ def _cov_rule(which):
             parts, Xc, wt, fact = _cov_setup(m, y, rowvar, bias, ddof, fweights, aweights)
             V = Xc.shape[0]
             G = tnp.reshape(g, (V, V)) if tuple(g.shape) != (V, V) else g
-            S = G + G.T
-            gX = tnp.matmul(S, Xc if wt is None else Xc * wt) / fact
+            # C = Xc conj(Xc)^T / fact: holomorphic in the first factor, conjugate-linear in
+            # the second, so a complex Xc's cotangent is (G + G^H) conj(Xc) / fact
+            S = G + _cj(G).T
+            Xh = _cj(Xc)
+            gX = tnp.matmul(S, Xh if wt is None else Xh * wt) / fact
             return _split_back(gX, parts, which)
         return vjp
     return rule
@@ -373,12 +376,19 @@ def _corrcoef_rule(which):
                 src = x if which == 0 else y
                 return _zeros(src if isinstance(src, tnp.ndarray) else tnp.asarray(src), g.dtype)
             parts, Xc, wt, fact = _cov_setup(x, y, rowvar, False, None, None, None)
-            d = tnp.sum(Xc * Xc, axis=1) / fact            # the variances
+            Xh = _cj(Xc)
+            d = tnp.sum(Xc * Xh, axis=1) / fact            # the variances (real)
+            if _np.iscomplexobj(d):
+                d = tnp.real(d)
             s = tnp.sqrt(d)
             R = ans
             A = g / (s[:, None] * s[None, :])
             gd = -(tnp.sum(g * R, axis=1) + tnp.sum(g * R, axis=0)) / (2.0 * d)
-            gX = (tnp.matmul(A + A.T, Xc) + (2.0 * gd)[:, None] * Xc) / fact
+            if _np.iscomplexobj(gd):     # d is real: the real part of its cotangent
+                gd = tnp.real(gd)
+            # as cov's: a complex Xc gets (A + A^H) conj(Xc), and through d = sum |Xc|^2 / fact
+            # 2 gd conj(Xc)
+            gX = (tnp.matmul(A + _cj(A).T, Xh) + (2.0 * gd)[:, None] * Xh) / fact
             return _split_back(gX, parts, which)
         return vjp
     return rule
