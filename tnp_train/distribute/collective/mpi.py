@@ -506,6 +506,25 @@ class MPICommunicator(Communicator):
             self._queue.clear()
         return err
 
+    def _peers_died(self, lost, detail):
+        """The :class:`CollectiveWorkerLostError` for peers ``lost`` found dead outside MPI (a
+        shared-memory collective saw their processes gone); the communicator is revoked and
+        marked broken, as for a death MPI reports."""
+        note_lost(lost)
+        try:
+            self._comm.Revoke()
+        except Exception:  # noqa: BLE001 - no ULFM, or already revoked
+            pass
+        who = f"rank {lost[0]}" if len(lost) == 1 else f"ranks {lost}"
+        err = CollectiveWorkerLostError(
+            f"[rank {self.rank}] {who} of the {self.size}-rank job died during a collective "
+            f"({detail}); the communicator is revoked (the survivors can go on over shrink(): "
+            f"tt.distribute.experimental.enable_elastic_training does it in fit, under mpiexec "
+            f"--with-ft ulfm)", lost)
+        with self._lock:
+            self._broken = err
+        return err
+
     def _failed_ranks(self):
         try:
             group = self._comm.Get_failed()

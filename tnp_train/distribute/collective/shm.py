@@ -11,8 +11,10 @@ through its shared-memory transport and makes progress only inside MPI calls. Me
 0.21 ms against 0.49 ms through the MPI layer.
 
 Everything else keeps the layer's guarantees: a missing rank gets the stall warning and the
-timeout error naming it, a rank that leaves is reported as such, and a layout that differs
-between ranks fails when the plan is made, naming both. Elsewhere (ranks on several machines,
+timeout error naming it, a rank that leaves is reported as such, a rank whose process dies
+(SIGKILL, under ULFM the job lives on) is found by its PID within a quarter second and raises
+the ``CollectiveWorkerLostError`` MPI would, and a layout that differs between ranks fails when
+the plan is made, naming both. Elsewhere (ranks on several machines,
 no ``/dev/shm``, GPU buffers, elastic jobs, which must notice a dead peer through ULFM) the
 plan is a loop of ordinary ``allreduce_async`` calls over buffers it owns.
 """
@@ -108,8 +110,9 @@ class SharedMemoryAllreduce(PersistentAllreduce):
     # A rank's region: a page of flags, then its buffers. Flag words: 0 "this rank has left",
     # then per buffer i: 1 + 2i the last round it started, 2 + 2i the last round it finished
     # reading every rank's buffer i.
-    def __init__(self, comm, specs, op, mapping, region_bytes, offsets):
+    def __init__(self, comm, specs, op, mapping, region_bytes, offsets, pids=None):
         self.comm, self.op = comm, normalize_op(op)
+        self._pids = pids
         self._map = mapping
         self._specs = [_spec(s) for s in specs]
         size, rank = comm.size, comm.rank
@@ -211,13 +214,18 @@ class SharedMemoryAllreduce(PersistentAllreduce):
         ``word`` reaches ``r``; warns, then fails the job, as the MPI layer does."""
         comm = self.comm
         t_start = time.monotonic()
-        spins, warned = 0, False
+        spins, warned, next_probe = 0, False, 0.05
         while not self._all_at(word, r):
             self._check_left(i)
             spins += 1
             if spins < 64:
                 continue
             waited = time.monotonic() - t_start
+            if waited >= next_probe:
+                # a peer that died without leaving (SIGKILL, a crash) is seen here: under
+                # ULFM the job goes on without it, and nothing else would end this wait
+                next_probe = waited + 0.25
+                self._check_dead(word, r, i)
             if waited >= comm.warn_seconds:
                 missing = [p for p in self._peers if self._flags[p][word] < r]
                 arrived = [p for p in range(comm.size) if p not in missing]
@@ -236,6 +244,17 @@ class SharedMemoryAllreduce(PersistentAllreduce):
             else:
                 time.sleep(min(1e-3, waited / 16))
 
+    def _check_dead(self, word, r, i):
+        if not self._pids:
+            return
+        dead = [p for p in self._peers if self._flags[p][word] < r and
+                not _alive(self._pids[p])]
+        if dead:
+            self._started[i] = False
+            raise self.comm._peers_died(
+                dead, f"waiting in a {self._describe(i)}, its process is gone" if len(dead) == 1
+                else f"waiting in a {self._describe(i)}, their processes are gone")
+
     def mark_left(self):
         """This rank is exiting: peers waiting on it fail at once, naming it."""
         if self._map is not None and not self._map.closed:
@@ -250,6 +269,22 @@ class SharedMemoryAllreduce(PersistentAllreduce):
                 mapping.close()
             except BufferError:   # a result view still refers to it: freed with the view
                 pass
+
+
+def _alive(pid):
+    """Whether process ``pid`` (on this machine) still runs: not gone, not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+        return state not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
 
 
 def _layout(specs):
@@ -277,7 +312,8 @@ def make_plan(comm, specs, op="sum", xp=np):
             raise TypeError(f"make_plan: cannot all-reduce buffers of dtype {dtype.name}")
     layout = tuple((count, dtype.str if not is_ml_dtype(dtype) else dtype.name)
                    for count, dtype in specs)
-    infos = comm.allgather_object((socket.gethostname(), layout, normalize_op(op)))
+    infos = comm.allgather_object((socket.gethostname(), layout, normalize_op(op),
+                                   os.getpid()))
     mine = infos[comm.rank]
     differ = [p for p, info in enumerate(infos) if info[1:3] != mine[1:3]]
     if differ:
@@ -322,7 +358,8 @@ def make_plan(comm, specs, op="sum", xp=np):
         if mapping is not None:
             mapping.close()
         return PersistentAllreduce(comm, specs, op, xp)
-    plan = SharedMemoryAllreduce(comm, specs, op, mapping, region, offsets)
+    plan = SharedMemoryAllreduce(comm, specs, op, mapping, region, offsets,
+                                 [info[3] for info in infos])
     plans = getattr(comm, "_plans", None)
     if plans is not None:
         plans.add(plan)
