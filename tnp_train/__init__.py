@@ -27,13 +27,16 @@ nn = _Lazy("tnp_train.nn")
 distribute = _Lazy("tnp_train.distribute")
 profiler = _Lazy("tnp_train.profiler")
 experimental = _Lazy("tnp_train.experimental")
-applications = _Lazy("tnp_train.applications")
 wrappers = _Lazy("tnp_train.wrappers")
+applications = _Lazy("tnp_train.applications")
+constraints = _Lazy("tnp_train.constraints")
+preprocessing = _Lazy("tnp_train.preprocessing")
+datasets = _Lazy("tnp_train.datasets")
 
 __version__ = "0.1.0"
 __all__ = ["applications", "GradientTape", "Variable", "VariableAggregation", "VariableSynchronization",
            "variable_creator_scope",
            "custom_gradient", "stop_gradient", "Input", "Model", "Sequential", "activations", "backend",
            "experimental", "wrappers",
-           "callbacks", "data", "distribute", "initializers", "layers", "losses", "metrics", "mixed_precision",
-           "models", "nn", "optimizers", "profiler", "regularizers", "train", "utils"]
+           "callbacks", "constraints", "data", "datasets", "distribute", "initializers", "layers", "losses", "metrics", "mixed_precision",
+           "models", "nn", "optimizers", "preprocessing", "profiler", "regularizers", "train", "utils"]

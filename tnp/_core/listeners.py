@@ -91,8 +91,18 @@ def add_op_listener(before=None, after=None, error=None):
     args, kwargs, result)`` runs after it returned ``result``; ``error(token, name, args, kwargs,
     exc)`` runs if it raised ``exc`` (which then propagates). ``token`` is what this listener's
     ``before`` returned (``None`` without one). ``name`` is the registry name (``'add'``,
-    ``'linalg.inv'``, ``'getitem'``, ``'setitem'``, ``'inplace_add'`` for ``x += y``); ``args``
-    and ``kwargs`` are the arguments as the caller passed them (tnp arrays, not backend arrays).
+    ``'linalg.inv'``, ``'getitem'``); ``args`` and ``kwargs`` are the arguments as the caller
+    passed them (tnp arrays, not backend arrays).
+
+    In-place writes are reported before they happen, under names that say what they write:
+    ``'setitem'`` (``x[key] = v`` and ``x.fill(v)``, as ``(x, key, v)``), ``'inplace_add'``
+    (``x += y``; one per operator, named after its ufunc), ``'inplace_copyto'``,
+    ``'inplace_put'`` (``tnp.put`` and ``x.put``), ``'inplace_place'``, ``'inplace_putmask'``,
+    ``'inplace_put_along_axis'``, ``'inplace_fill_diagonal'``, ``'inplace_add.at'``
+    (``ufunc.at``), ``'inplace_sort'`` and ``'inplace_partition'`` (``x.sort(axis=...)``,
+    ``x.partition(kth, axis=...)``), ``'inplace_random.shuffle'``; any other operation with
+    ``out=`` in ``kwargs`` (an output given positionally is reported as ``out=``) writes into
+    it. A listener that follows writes (the tape does) reads the old values in ``before``.
 
     Listeners are called in registration order, ``after``/``error`` included. Adding and
     removing are thread-safe. tnp operations run inside any callback are not reported.

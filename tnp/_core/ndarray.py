@@ -33,8 +33,10 @@ _nda = _np.ndarray
 _generic = _np.generic
 
 # The optional C base (tnp/_core/_speedups.c) holds the two fields and does x[key], x.T and
-# x.reshape(...) without a Python frame; without it (or with TNP_PURE_PYTHON=1) the same
-# methods run in Python. Either way the behaviour is defined by the Python methods below.
+# x.reshape(...) without a Python frame, and (see the end of this module) runs the operators,
+# comparisons, conversions, len(), iteration and item assignment of host values in the type
+# slots; without it (or with TNP_PURE_PYTHON=1) the same methods run in Python. Either way the
+# behaviour is defined by the Python methods below.
 _speedups = None
 if not _os.environ.get("TNP_PURE_PYTHON"):
     try:
@@ -469,6 +471,9 @@ class ndarray(_Base):
         self._a[_index_key(key, dev)] = v
         bump_version(self._a)
 
+    def __delitem__(self, key):
+        raise ValueError("cannot delete array elements")   # NumPy's words
+
     def __len__(self):
         return len(self._a)
 
@@ -681,7 +686,7 @@ class ndarray(_Base):
 
     def fill(self, value):
         if _HOOK is not None:
-            h = _HOOK("setitem", (self, Ellipsis, value), {}, ndarray.fill)
+            h = _HOOK("setitem", (self, Ellipsis, value), {}, ndarray.fill, (self, value), {})
             if h is not PASS:
                 return h
         self._a.fill(unwrap(value))
@@ -777,8 +782,8 @@ class ndarray(_Base):
         kw = {"kind": kind, "order": order}
         if stable is not None:
             kw["stable"] = stable
-        if _HOOK is not None:  # in-place writes are reported as item assignment
-            h = _HOOK("setitem", (self, Ellipsis, None), {}, ndarray.sort, (self, axis), kw)
+        if _HOOK is not None:  # an in-place write (a tape records the permutation)
+            h = _HOOK("inplace_sort", (self,), {"axis": axis}, ndarray.sort, (self, axis), kw)
             if h is not PASS:
                 return h
         self._a.sort(axis, **kw)
@@ -786,7 +791,7 @@ class ndarray(_Base):
 
     def partition(self, kth, axis=-1, kind="introselect", order=None):
         if _HOOK is not None:
-            h = _HOOK("setitem", (self, Ellipsis, None), {}, ndarray.partition,
+            h = _HOOK("inplace_partition", (self, kth), {"axis": axis}, ndarray.partition,
                       (self, kth, axis, kind, order), {})
             if h is not PASS:
                 return h
@@ -820,7 +825,7 @@ class ndarray(_Base):
 
     def put(self, indices, values, mode="raise"):
         if _HOOK is not None:
-            h = _HOOK("setitem", (self, indices, values), {}, ndarray.put,
+            h = _HOOK("inplace_put", (self, indices, values), {"mode": mode}, ndarray.put,
                       (self, indices, values, mode), {})
             if h is not PASS:
                 return h
@@ -925,6 +930,34 @@ else:
     _speedups.install(ndarray, _nda, ndarray._getitem_py, ndarray._T_py, ndarray._reshape_py,
                       _buffer_check, _generic, CPU)
     _state.add_hook_listener(_speedups.set_hook)
+
+
+def _layout_ok():
+    """Whether the C base reads NumPy's array struct (ndim, shape, base, dtype) as NumPy does."""
+    samples = [_np.arange(6.0), _np.arange(6).reshape(2, 3)[1], _np.array(3.5),
+               _np.zeros(2, dtype=object), _np.arange(4, dtype=_np.complex64)[::2]]
+    for a in samples:
+        nd, d0, base, dt, kind = _speedups.array_head(a)
+        if (nd, d0, kind) != (a.ndim, a.shape[0] if a.ndim else None, a.dtype.kind) or \
+                base is not a.base or dt is not a.dtype:
+            return False
+    return True
+
+
+# NumPy's numeric scalar types: the C base makes these into Scalars itself (the others, strings,
+# records, ml_dtypes, go through wrap_scalarize)
+# (the most common first: the C base scans them in order; numpy.bool_ must be the first)
+_NUMERIC_SCALAR_TYPES = tuple(dict.fromkeys(_np.dtype(c).type for c in "?dlqfiDFbBhHIgLQeGmM"))
+
+# Python-level speed (issue 17, item 5): integer indexing and iteration give Scalars made in C,
+# and the operators, comparisons, conversions, len() and item assignment of ndarray and Scalar run
+# in C for host operands; the Python methods above stay the definition (the C slots call them for
+# everything else), and are what the pure-Python build runs.
+if _speedups is not None and hasattr(_speedups, "patch_slots"):
+    _speedups.install_scalars(Scalar, _NUMERIC_SCALAR_TYPES, wrap_scalarize, _versions, bump_version,
+                              _layout_ok())
+    _speedups.patch_slots(ndarray, "array")
+    _speedups.patch_slots(Scalar, "scalar")
 
 
 # A scalar has no __array_interface__; the C base says so without a Python frame, which

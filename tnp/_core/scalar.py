@@ -80,6 +80,9 @@ class Scalar(ndarray):
     def __setitem__(self, key, value):
         raise TypeError(f"'{type(_as_host_scalar(self)).__name__}' object does not support item assignment")
 
+    def __delitem__(self, key):
+        raise TypeError(f"'{type(_as_host_scalar(self)).__name__}' object does not support item deletion")
+
     def fill(self, value):
         raise TypeError("tnp scalars are immutable")
 

@@ -2,7 +2,8 @@
 
 The tape is an operation listener (``tnp.extend.add_op_listener``): while any tape is active
 the listener sees every tnp operation (functions, operators, methods, indexing); its ``before``
-refuses in-place writes into tracked arrays before they happen, its ``after`` records. Other
+prepares in-place writes before they happen (copies what a write destroys and a rule needs,
+or refuses a write it cannot record), its ``after`` records. Other
 listeners (a profiler, a tracer) coexist with it. Tapes are thread-local (each thread has its
 own stack of active tapes, so replicas running in threads record independently); the listener
 returns at once on a thread with no tape.
@@ -13,16 +14,20 @@ the records backwards and applies the VJP rules of :mod:`.registry`. The VJP com
 themselves tnp operations, so an enclosing tape records them: nested tapes give higher-order
 gradients.
 
-Inputs saved by a record are checked against the version counter of their buffer: if one was
-overwritten in place after it was recorded, ``gradient`` raises instead of returning a wrong
-value. In-place writes that involve a watched array (``x[0] = ...``, ``x += ...``, ``out=``
-into a watched array) are refused with a RuntimeError: write them functionally
-(``tnp.where``, ``tnp.concatenate``) instead.
+In-place writes that involve a tracked array (``y += b``, ``y[mask] = 0``, ``out=y``,
+``tnp.add.at``, ``tnp.copyto``, ``y.sort()``, writes through views) are recorded as new
+versions of the same object (see :mod:`.inplace`, PyTorch's design): ``gradient`` gives the
+gradient of the program as written. Values a rule reads are checked against the version
+counter of their buffer: if one was overwritten after it was recorded, ``gradient`` raises
+instead of returning a wrong value.
 """
 from __future__ import annotations
 
 import inspect
+import itertools
+import sys as _sys
 import threading
+import types as _types
 import weakref
 
 import numpy as _np
@@ -32,6 +37,7 @@ from tnp import extend as _ext
 from tnp import ndarray, get_default_device
 from tnp.extend import backend_array as _backend, device_of as _dev_of, version as version_of, wrap
 
+from . import inplace as _inp
 from . import registry as _registry
 from .variables import Variable
 
@@ -44,6 +50,8 @@ _listener = [None]        # its handle
 _CPU = tnp.device("cpu")
 
 _INPLACE_PREFIX = "inplace_"
+_READS = _inp.READS
+_saved_cache: dict = {}     # (name, tracked positions) -> the positions whose values are read
 
 # tnp_train.utils.tracing, bound at the first backward pass: importing tnp_train.utils here
 # would import the layers, which import this module
@@ -82,16 +90,68 @@ def _is_write(name, kwargs):
 
 
 def _before(name, args, kwargs):
-    # in-place writes (x[i] = v, x += y, out=...) are checked before they happen: refused
-    # with nothing written if they touch an array a tape tracks
+    # in-place writes (x[i] = v, x += y, out=...) are prepared before they happen: the tapes
+    # that follow an array involved decide what to record, copy what the write will destroy
+    # and a rule will need, or refuse the write with nothing written
     if _is_write(name, kwargs):
-        _hook(name, args, kwargs, None)
+        return _prepare_write(name, args, kwargs)
+    return None
 
 
 def _after(token, name, args, kwargs, result):
-    if name == "setitem" or name.startswith(_INPLACE_PREFIX):
-        return   # checked in _before; an in-place write records nothing
+    if token is not None:
+        for tape, prep in token:
+            tape._record_write(prep, result)
+        return
+    if name == "setitem" or name.startswith(_INPLACE_PREFIX) or \
+            (kwargs and kwargs.get("out") is not None):
+        return   # a write no tape follows
     _hook(name, args, kwargs, result)
+
+
+def _prepare_write(name, args, kwargs):
+    preps = []
+    for tape in _recording_tapes():
+        p = tape._prepare_write(name, args, kwargs)
+        if p is not None:
+            preps.append((tape, p))
+    if not preps:
+        return None
+    # the old values some rule will read: copied once, recorded as copies on every tape that
+    # follows them (so a gradient of the gradient flows through the copy)
+    snaps = {}
+    for tape, p in preps:
+        for a in p.need_snap:
+            if id(a) not in snaps:
+                snaps[id(a)] = _inp.snapshot(a)
+    if snaps:
+        for tape, p in preps:
+            p.snaps = snaps
+            for k, snap in snaps.items():
+                a = p.arrays.get(k)
+                if a is not None and tape._tracks(a):
+                    tape._record_copy(a, snap)
+    return preps
+
+
+class _WritePrep:
+    """What a tape decided before an in-place write: the kind of write, its target(s) and the
+    values it will need afterwards."""
+    __slots__ = ("kind", "name", "args", "kwargs", "targets", "value", "bound", "need_snap",
+                 "snaps", "arrays", "extra")
+
+    def __init__(self, kind, name, args, kwargs, targets):
+        self.kind = kind
+        self.name = name
+        self.args = args
+        self.kwargs = kwargs
+        self.targets = targets
+        self.value = None
+        self.bound = None
+        self.need_snap = ()
+        self.snaps = {}
+        self.arrays = {}
+        self.extra = None
 
 
 def _hook(name, args, kwargs, result):
@@ -145,17 +205,21 @@ def _arrays_in(result):
 
 
 class _Node:
-    __slots__ = ("name", "args", "kwargs", "result", "outputs", "inputs", "versions", "rule")
+    __slots__ = ("name", "args", "kwargs", "result", "outputs", "inputs", "versions", "rule",
+                 "loose", "inplace")
 
-    def __init__(self, name, args, kwargs, result, outputs, inputs, versions, rule):
+    def __init__(self, name, args, kwargs, result, outputs, inputs, versions, rule, loose=(),
+                 inplace=False):
         self.name = name
         self.args = args
         self.kwargs = kwargs
         self.result = result
         self.outputs = outputs      # arrays produced (their ids carry cotangents)
         self.inputs = inputs        # [(position or keyword, index in a list or None, array)]
-        self.versions = versions    # [(array, version at record time)]
+        self.versions = versions    # [(array, version)]: values the rule reads
         self.rule = rule
+        self.loose = loose          # [(array, version)]: outputs the rule does not read
+        self.inplace = inplace      # outputs are new versions of objects recorded before
 
 
 def _rule_label(node):
@@ -189,6 +253,16 @@ class GradientTape:
         self._thread = None
         self._passive = False       # following known arrays after the block, until gradient()
         self._passive_ref = None
+        self._clear_writes()
+
+    def _clear_writes(self):
+        self._wroots = {}           # id(root) -> root: memory that received a recorded write
+        self._wlog = {}             # id(root) -> versions its recorded writes produced
+        self._alias_index = {}      # id(root) -> tracked arrays in that memory (see _sync_aliases)
+        self._alias_seen = 0
+        self._pos_cache = {}        # id(array) -> (its backend, positions, lowest, highest)
+        self._custom_index = {}     # id(root) -> [(custom node, backend array its backward keeps)]
+        self._custom_seen = 0
 
     # ------------------------------------------------------------------ context
     def __enter__(self):
@@ -257,6 +331,7 @@ class GradientTape:
         self._watched_vars.clear()
         self._nodes.clear()
         self._used = False
+        self._clear_writes()
 
     # ------------------------------------------------------------------ watching
     def watch(self, tensor):
@@ -289,6 +364,8 @@ class GradientTape:
 
     # ------------------------------------------------------------------ recording
     def _record(self, name, args, kwargs, result):
+        if self._wroots:
+            self._bring_in_args(args, kwargs)
         if kwargs and any(self._holds_watched(v) for k, v in kwargs.items() if k != "out"):
             args, kwargs = _positional(name, args, kwargs)
         watched = self._watched
@@ -300,9 +377,7 @@ class GradientTape:
             elif (isinstance(a, ndarray) or ta is _np.ndarray) and (
                     id(a) in watched or self._is_watched(a)):
                 inputs.append((i, None, a))
-        out = None
         if kwargs:
-            out = kwargs.get("out")
             for k, v in kwargs.items():
                 if k != "out":
                     if isinstance(v, ndarray):
@@ -310,20 +385,8 @@ class GradientTape:
                             inputs.append((k, None, v))
                     elif type(v) is list or type(v) is tuple:
                         self._scan(v, (), k, inputs)
-            if out is not None:
-                for o in _flatten(out):
-                    if isinstance(o, ndarray) and id(o) in watched:
-                        raise RuntimeError(f"GradientTape: {name}(..., out=) writes into an array "
-                                           f"the tape is tracking; call it without out=")
         if not inputs:
             return
-        if name == "setitem" or name.startswith(_INPLACE_PREFIX):
-            what = "item assignment" if name == "setitem" else name[len(_INPLACE_PREFIX):] + "="
-            raise RuntimeError(
-                f"GradientTape: in-place write ({what}) into or from an array the tape is "
-                f"tracking (shape {getattr(args[0], 'shape', '?')}); gradients through in-place "
-                f"writes are not recorded. Compute a new array instead (tnp.where, "
-                f"tnp.concatenate, x + y).")
         if isinstance(result, ndarray):  # the common case: one array out
             outputs = [result] if all(result is not x for _, _, x in inputs) else []
         else:
@@ -333,26 +396,36 @@ class GradientTape:
         rule = _registry.VJPS.get(name)
         if rule is None and (name in _registry.NONDIFF or name in _registry.NO_ARRAY_OUTPUT):
             return  # the result carries no gradient: it is not watched
-        # (backend array, its buffer's write count): checked before the rule uses the values
-        versions = []
-        for a in args:
-            if isinstance(a, ndarray):
-                b = _backend(a)
+        # (backend array, its buffer's write count) of the values the rules read: checked
+        # before the rule uses them. The outputs a rule does not read are kept apart: a write
+        # into them that the tape recorded is fine, one it did not record is not.
+        if name in _READS:
+            key = (name, tuple([p for p, _, _ in inputs]))
+            saved = _saved_cache.get(key, False)
+            if saved is False:
+                saved = _saved_cache[key] = _inp.saved_positions(name, key[1])
+        else:
+            saved = None
+        versions = _versions_of(args, saved)
+        if kwargs:
+            # arrays passed by keyword (a ``where=`` mask) count as read
+            for k, v in kwargs.items():
+                if k != "out" and (isinstance(v, ndarray) or type(v) is _np.ndarray):
+                    b = _backend(v) if isinstance(v, ndarray) else v
+                    versions.append((b, version_of(b)))
+        loose = ()
+        if saved is None:
+            for o in outputs:
+                b = _backend(o)
                 versions.append((b, version_of(b)))
-            elif type(a) is _np.ndarray:
-                versions.append((a, version_of(a)))
-            elif type(a) is list or type(a) is tuple:
-                for e in _flatten(a):
-                    if isinstance(e, ndarray):
-                        b = _backend(e)
-                        versions.append((b, version_of(b)))
-                    elif type(e) is _np.ndarray:
-                        versions.append((e, version_of(e)))
+        else:
+            loose = []
+            for o in outputs:
+                b = _backend(o)
+                loose.append((b, version_of(b)))
         for o in outputs:
-            b = _backend(o)
-            versions.append((b, version_of(b)))
             watched[id(o)] = o
-        self._nodes.append(_Node(name, args, kwargs, result, outputs, inputs, versions, rule))
+        self._nodes.append(_Node(name, args, kwargs, result, outputs, inputs, versions, rule, loose))
 
     def _scan(self, seq, path, pos, inputs):
         """Watched arrays inside (nested) lists and tuples, with their index paths."""
@@ -372,14 +445,321 @@ class GradientTape:
         return False
 
     def _record_custom(self, args, result, rule):
+        if self._wroots:
+            self._bring_in_args(args)
         inputs = [(i, None, a) for i, a in enumerate(args)
                   if (isinstance(a, ndarray) or type(a) is _np.ndarray) and self._is_watched(a)]
         if not inputs:
             return
         outputs = _arrays_in(result)
+        # a hand-written backward reads whatever its closure holds: the inputs and outputs it
+        # keeps are saved values. Which they are is looked up only when a recorded write comes
+        # (_guard_custom), so recording one costs nothing more.
         self._nodes.append(_Node("custom_gradient", args, {}, result, outputs, inputs, [], rule))
         for o in outputs:
             self._watched[id(o)] = o
+
+    # ------------------------------------------------------------------ in-place writes
+    def _tracks(self, a):
+        return (isinstance(a, ndarray) or type(a) is _np.ndarray) and \
+            (id(a) in self._watched or self._is_watched(a))
+
+    def _prepare_write(self, name, args, kwargs):
+        """Before an in-place write: None if it involves nothing this tape follows, else a
+        :class:`_WritePrep` (raises, with nothing written, for a write it cannot record)."""
+        if name == "setitem" or name in _inp.COPY_WRITES:
+            b = _inp.bind_copy_write(name, args, kwargs)
+            if b is None:
+                return None
+            target, value, bound = b
+            kind, values = "copy", [value]
+        elif name in _inp.AT_WRITES:
+            kind, target, values = "at", args[0] if args else None, list(args[1:])
+        elif name in ("inplace_sort", "inplace_partition"):
+            kind, target, values = "perm", args[0], []
+        elif name.startswith(_INPLACE_PREFIX) and name[len(_INPLACE_PREFIX):] in _inp.ARITH:
+            kind, target, values = "arith", args[0], list(args[1:2])
+        elif name.startswith(_INPLACE_PREFIX):
+            kind, target, values = "other", args[0] if args else None, list(args[1:])
+        else:
+            kind, target = "out", None
+            values = list(args) + [v for k, v in kwargs.items() if k != "out"]
+        if kind == "out":
+            targets = [o for o in _flatten(kwargs["out"]) if _is_arraylike(o)]
+        else:
+            targets = [target] if _is_arraylike(target) else []
+        if not targets:
+            return None
+        flat_values = [v for v in _flatten(values) if _is_arraylike(v)]
+        involved = any(self._tracks(t) for t in targets) or \
+            any(self._tracks(v) for v in flat_values)
+        if not involved and self._nodes:
+            # an untracked array whose memory a tracked array shares
+            self._sync_aliases()
+            involved = any(self._alias_index.get(id(_root_of_array(t))) for t in targets
+                           if isinstance(t, ndarray)) or \
+                any(self._wroots and id(_root_of_array(v)) in self._wroots for v in flat_values
+                    if isinstance(v, ndarray))
+        if not involved:
+            return None
+        t0 = targets[0]
+        if kind == "other" or (kind == "at" and len(args) < 3):
+            raise RuntimeError(
+                f"GradientTape: {_write_label(name)} into an array of shape {tuple(t0.shape)} "
+                f"involves an array the tape is tracking, and its gradient is not defined "
+                f"in tnp_train; compute a new array instead (tnp.where, x + y, untake)")
+        if kind == "out" and kwargs.get("where", True) is not True:
+            raise RuntimeError(
+                f"GradientTape: tnp.{name}(..., out=, where=) into an array of shape "
+                f"{tuple(t0.shape)} involves an array the tape is tracking; write "
+                f"out[...] = tnp.where(where, tnp.{name}(...), out) instead")
+        if kind == "copy" and not isinstance(value, ndarray) and \
+                any(self._tracks(v) for v in flat_values):
+            raise RuntimeError(
+                f"GradientTape: {_write_label(name)} of a list holding tracked arrays into an "
+                f"array of shape {tuple(t0.shape)}; pass one array (tnp.stack(...)) instead")
+        self._guard_custom(targets)
+        p = _WritePrep(kind, name, args, kwargs, targets)
+        if kind == "copy":
+            p.value, p.bound = value, bound
+        elif kind == "perm":
+            p.extra = _permutation(name, args, kwargs)
+        elif kind in ("arith", "out"):
+            p.need_snap = self._snapshots_needed(kind, name, args, kwargs, targets)
+            for x in p.need_snap:
+                p.arrays[id(x)] = x
+        return p
+
+    def _guard_custom(self, targets):
+        """Before a recorded write: the hand-written backwards (``custom_gradient`` nodes) that
+        keep an input or output in the memory written get its version now, so gradient()
+        raises if the write changed what they will read."""
+        nodes = self._nodes
+        index = self._custom_index
+        for i in range(self._custom_seen, len(nodes)):
+            node = nodes[i]
+            if node.name == "custom_gradient":
+                for b in _closure_versions(getattr(node.rule, "grad_fn", None), node.args,
+                                           node.outputs):
+                    index.setdefault(id(_inp.root_of(b[0])), []).append((node, b[0]))
+        self._custom_seen = len(nodes)
+        if not index:
+            return
+        for t in targets:
+            for node, b in index.get(id(_root_of_array(t)), ()):
+                if all(a is not b for a, _ in node.versions):
+                    node.versions.append((b, version_of(b)))
+
+    def _snapshots_needed(self, kind, name, args, kwargs, targets):
+        """The arguments whose old values the rule will read and the write destroys (the
+        target itself, or an argument sharing its memory)."""
+        op = name[len(_INPLACE_PREFIX):] if kind == "arith" else name
+        tracked = [i for i, a in enumerate(args) if self._tracks(a)]
+        saved = _inp.saved_positions(op, tracked)
+        roots = {id(_root_of_array(t)) for t in targets}
+        need = []
+        for i, a in enumerate(args):
+            if isinstance(a, ndarray) and (saved is None or i in saved) and \
+                    not isinstance(_backend(a), _np.generic) and id(_root_of_array(a)) in roots:
+                need.append(a)
+        return need
+
+    def _record_copy(self, a, snap):
+        """``snap`` (a copy of ``a`` made before a write) is recorded as ``tnp.copy(a)``."""
+        self._nodes.append(_Node("copy", (a,), {}, snap, [snap], [(0, None, a)], [],
+                                 _registry.VJPS.get("copy")))
+        self._watched[id(snap)] = snap
+
+    def _record_write(self, p, result):
+        """After an in-place write: its node, and the nodes of the arrays sharing its memory."""
+        targets = p.targets
+        if self._wroots or self._nodes:
+            for t in targets:
+                if isinstance(t, ndarray) and not self._tracks(t):
+                    self._bring_in(t)
+            if self._wroots:
+                self._bring_in_args([v for v in _flatten(list(p.args)) if isinstance(v, ndarray)
+                                     and all(v is not t for t in targets)])
+        kind, name = p.kind, p.name
+        watched = self._watched
+        versions, loose = [], []
+        written = None                       # host bool mask of the elements written (None: all)
+        t = targets[0]
+        if kind == "copy":
+            value = p.value
+            written, src = _inp.copy_write(name, t, value, p.bound)
+            vt = isinstance(value, (ndarray, _np.ndarray)) and self._tracks(value)
+            inputs = [(0, None, t)] if self._tracks(t) else []
+            if vt:
+                inputs.append((1, None, value))
+            rule = _inp.copy_rule(name, written, src, 0, 1 if vt else None,
+                                  tuple(value.shape) if vt else ())
+            node_args = (t, value)
+        elif kind == "at":
+            a_, key, bval = p.args[0], p.args[1], p.args[2]
+            hkey = _inp._host(key)
+            inputs = [(0, None, a_)] if self._tracks(a_) else []
+            if self._tracks(bval):
+                inputs.append((2, None, bval))
+            rule = _inp.at_rule(name, _inp.AT_WRITES[name], hkey)
+            node_args = p.args
+            written = _np.zeros(tuple(t.shape), dtype=bool)
+            written[hkey] = True
+        elif kind == "perm":
+            inputs = [(0, None, t)] if self._tracks(t) else []
+            rule = _inp.perm_rule(name, p.extra, tuple(t.shape))
+            node_args = (t,)
+        else:  # arithmetic operators and out=
+            snaps = p.snaps
+            op = name[len(_INPLACE_PREFIX):] if kind == "arith" else name
+            args = p.args
+            kwargs = {k: v for k, v in p.kwargs.items() if k != "out"} if kind == "out" else {}
+            inputs = []
+            for i, a in enumerate(args):
+                ta = type(a)
+                if ta is list or ta is tuple:
+                    self._scan(a, (), i, inputs)
+                elif (isinstance(a, ndarray) or ta is _np.ndarray) and self._tracks(a):
+                    inputs.append((i, None, a))
+            for k, v in kwargs.items():
+                if isinstance(v, ndarray) and self._tracks(v):
+                    inputs.append((k, None, v))
+            node_args = tuple(snaps.get(id(a), a) if isinstance(a, ndarray) else a for a in args)
+            rule = _registry.VJPS.get(op)
+            if rule is None and (op in _registry.NONDIFF or op in _registry.NO_ARRAY_OUTPUT):
+                rule, inputs = _inp.CutRule(op), []
+            elif rule is None:
+                rule = _MissingRule(_write_label(name))
+            saved = _inp.saved_positions(op, [q for q, _, _ in inputs]) if op in _inp.READS \
+                else None
+            versions = _versions_of(node_args, saved, skip=snaps)
+            if saved is None:
+                for o in targets:
+                    b = _backend(o) if isinstance(o, ndarray) else o
+                    versions.append((b, version_of(b)))
+            name = op if kind == "out" else name
+            p.kwargs = kwargs
+        if not _inexact(t.dtype) and inputs:
+            # an integer or boolean array carries no gradient (TF's rule): the values written
+            # into it, and the rest of it, are constants from now on
+            rule, inputs, versions = _inp.CutRule(name), [], []
+        outputs = list(targets)
+        if kind == "out":
+            outputs += [o for o in _arrays_in(result) if all(o is not x for x in targets)]
+        for o in outputs:
+            b = _backend(o) if isinstance(o, ndarray) else o
+            loose.append((b, version_of(b)))
+            watched[id(o)] = o
+        node_result = result if kind == "out" else t
+        self._nodes.append(_Node(name, node_args, p.kwargs if kind in ("arith", "out") else {},
+                                 node_result, outputs, inputs, versions, rule, loose, True))
+        for o in targets:
+            if isinstance(o, ndarray):
+                b = _backend(o)
+                r = _inp.root_of(b)
+                self._wroots[id(r)] = r
+                # what was written, for the checks at gradient(): positions come later, and
+                # only if a check needs them
+                self._wlog.setdefault(id(r), {})[version_of(b)] = (b, written)
+                self._propagate(o, written)
+
+    # ------------------------------------------------------------------ views
+    def _sync_aliases(self):
+        """Index the tracked arrays by the array owning their memory (only for tapes that see
+        in-place writes: the index is brought up to date here, never on the recording path)."""
+        w = self._watched
+        n = len(w)
+        if n == self._alias_seen:
+            return
+        index = self._alias_index
+        for a in itertools.islice(w.values(), self._alias_seen, None):
+            b = a if type(a) is _np.ndarray else _backend(a)
+            if isinstance(b, _np.generic):
+                continue
+            index.setdefault(id(_inp.root_of(b)), []).append(a)
+        self._alias_seen = n
+
+    def _aliases_of(self, x):
+        self._sync_aliases()
+        return self._alias_index.get(id(_root_of_array(x)), ())
+
+    def _propagate(self, t, written):
+        """A write into ``t`` (its elements where ``written``, or all) changed every tracked
+        array sharing those elements: each gets a new version taking them from ``t``."""
+        aliases = [a for a in self._aliases_of(t) if a is not t and isinstance(a, ndarray)]
+        if not aliases:
+            return
+        pos_t, _, _ = self._positions(t)
+        flat = _np.arange(pos_t.size, dtype=_np.intp).reshape(pos_t.shape)
+        if written is not None:
+            pos_s, flat = pos_t[written], flat[written]
+        else:
+            pos_s = pos_t
+        if pos_s.size == 0:
+            return
+        lo, hi = int(pos_s.min()), int(pos_s.max())
+        for a in aliases:
+            pos_a, alo, ahi = self._positions(a)
+            if ahi < lo or alo > hi:
+                continue                     # no element in the written range: unchanged
+            src = _inp.source_index(pos_a, pos_s)
+            mask = src >= 0
+            if not mask.any():
+                continue
+            src = _np.where(mask, flat.reshape(-1)[_np.maximum(src, 0)], -1)
+            self._record_merge(a, t, mask, src)
+
+    def _positions(self, a):
+        """(offsets of ``a``'s elements in their memory, lowest, highest), cached per array."""
+        b = _backend(a)
+        c = self._pos_cache.get(id(a))
+        if c is None or c[0] is not b:
+            pos = _inp.positions(a)
+            lo, hi = (int(pos.min()), int(pos.max())) if pos.size else (0, -1)
+            c = self._pos_cache[id(a)] = (b, pos, lo, hi)
+        return c[1], c[2], c[3]
+
+    def _record_merge(self, a, s, mask, src):
+        inputs = [(0, None, a)] if self._tracks(a) else []
+        if self._tracks(s):
+            inputs.append((1, None, s))
+        rule = _inp.merge_rule(mask, src, tuple(s.shape))
+        b = _backend(a)
+        self._nodes.append(_Node("setitem (through a view)", (a, s), {}, a, [a], inputs, [], rule,
+                                 [(b, version_of(b))], True))
+        self._watched[id(a)] = a
+
+    def _bring_in(self, u):
+        """Untracked ``u`` shares memory with tracked arrays (a view made before a write gave
+        that memory a tracked value): it becomes tracked, its elements taken from them. A
+        detached alias (``tt.stop_gradient(x)``, the same backend array) stays untracked."""
+        aliases = self._aliases_of(u)
+        if not aliases:
+            return
+        bu = _backend(u)
+        if isinstance(bu, _np.generic) or any(
+                isinstance(a, ndarray) and _backend(a) is bu for a in aliases):
+            return
+        pos_u, ulo, uhi = self._positions(u)
+        for a in list(aliases):
+            if not isinstance(a, ndarray):
+                continue
+            pos_a, alo, ahi = self._positions(a)
+            if ahi < ulo or alo > uhi:
+                continue
+            src = _inp.source_index(pos_u, pos_a)
+            mask = src >= 0
+            if mask.any():
+                self._record_merge(u, a, mask, src)
+
+    def _bring_in_args(self, args, kwargs=None):
+        wroots = self._wroots
+        found = _flatten(list(args) + (list(kwargs.values()) if kwargs else []))
+        for a in found:
+            if isinstance(a, ndarray) and id(a) not in self._watched:
+                b = _backend(a)
+                if not isinstance(b, _np.generic) and id(_inp.root_of(b)) in wroots:
+                    self._bring_in(a)
 
     # ------------------------------------------------------------------ gradients
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none",
@@ -426,6 +806,14 @@ class GradientTape:
         ready = None
         if gradient_ready is not None:
             ready = _ReadyReporter(self, flat_sources, gradient_ready, unconnected_gradients)
+        if self._wroots:
+            # a target that is an untracked view of memory written under the tape
+            was = self._recording
+            self._recording = True
+            try:
+                self._bring_in_args(targets)
+            finally:
+                self._recording = was
         with (_tracing or _load_tracing()).span("GradientTape.gradient", "backward"):
             grads = self._backward(targets, ogs, ready)
             if not self._persistent:
@@ -455,6 +843,7 @@ class GradientTape:
     def _release(self):
         self._nodes = []
         self._watched = {}
+        self._clear_writes()
         self._stop_passive()
 
     def _backward(self, targets, output_gradients, ready=None):
@@ -484,7 +873,13 @@ class GradientTape:
             for i in range(len(nodes) - 1, -1, -1):
                 node = nodes[i]
                 outs = node.outputs
-                if len(outs) == 1:
+                if node.inplace:
+                    # the new version of an object written in place: its cotangent is taken, so
+                    # the earlier nodes (which read the old version) start from the old one's
+                    gs = [grads.pop(id(o), None) for o in outs]
+                    if not all(g is None for g in gs):
+                        apply(node, gs, grads)
+                elif len(outs) == 1:
                     g = grads.get(id(outs[0]))
                     if g is not None:
                         apply(node, [g], grads)
@@ -508,13 +903,49 @@ class GradientTape:
         with tracing.span(name, "backward"):
             self._apply(node, gs, grads)
 
+    def _recorded_writes(self, arr, v, cur):
+        """Whether every write into ``arr``'s memory from version ``v`` to ``cur`` was recorded."""
+        log = self._wlog.get(id(_inp.root_of(arr)))
+        return log is not None and cur > v and all(u in log for u in range(v + 1, cur + 1))
+
+    def _untouched(self, arr, v, cur):
+        """Whether every write into ``arr``'s memory from version ``v`` to ``cur`` was recorded
+        and wrote none of ``arr``'s elements (a saved row of a matrix whose other rows were
+        written afterwards is still what the rule needs: PyTorch, with one counter per
+        storage, refuses that too)."""
+        if not self._recorded_writes(arr, v, cur):
+            return False
+        log = self._wlog[id(_inp.root_of(arr))]
+        try:
+            pos_a = _inp.backend_positions(arr)
+            for u in range(v + 1, cur + 1):
+                b, written = log[u]
+                pos_w = _inp.backend_positions(b)
+                if written is not None:
+                    pos_w = pos_w[written]
+                if pos_w.size and (_inp.source_index(pos_a, pos_w) >= 0).any():
+                    return False
+        except RuntimeError:   # a view of another dtype: cannot tell, so it was touched
+            return False
+        return True
+
     def _apply(self, node, gs, grads):
         for arr, v in node.versions:
-            if version_of(arr) != v:
+            if version_of(arr) != v and not self._untouched(arr, v, version_of(arr)):
                 raise RuntimeError(
-                    f"GradientTape: an array used by tnp.{node.name} (shape {arr.shape}) was "
-                    f"modified in place after it was recorded; its gradient would be wrong. "
-                    f"Copy it before modifying it, or modify it outside the tape.")
+                    f"GradientTape: an array that the gradient of {_op_label(node)} needs "
+                    f"(shape {tuple(arr.shape)}, dtype {arr.dtype}) was modified in place after "
+                    f"it was recorded (its version went from {v} to {version_of(arr)}); its "
+                    f"gradient would be wrong. Copy it before modifying it (y = y.copy()), or "
+                    f"compute a new array instead of writing into it.")
+        for arr, v in node.loose:
+            cur = version_of(arr)
+            if cur != v and not self._recorded_writes(arr, v, cur):
+                raise RuntimeError(
+                    f"GradientTape: an array that {_op_label(node)} produced (shape "
+                    f"{tuple(arr.shape)}, dtype {arr.dtype}) was modified in place by a write "
+                    f"the tape did not record (under stop_recording(), in another thread, or "
+                    f"into its backend array); gradients through it would be wrong.")
         rule = node.rule
         if rule is None:
             rule = _registry.get_rule(node.name)
@@ -638,6 +1069,165 @@ class _ReadyReporter:
 
 
 # ---------------------------------------------------------------------------- helpers
+def _versions_of(args, saved, skip=None):
+    """(backend array, version) of the arrays among ``args`` (positions in ``saved``, or all
+    when it is None), lists and tuples included; ``skip``: ids of arrays left out."""
+    versions = []
+    for i, a in enumerate(args):
+        if saved is not None and i not in saved:
+            continue
+        if isinstance(a, ndarray):
+            if skip and id(a) in skip:
+                continue
+            b = _backend(a)
+            versions.append((b, version_of(b)))
+        elif type(a) is _np.ndarray:
+            versions.append((a, version_of(a)))
+        elif type(a) is list or type(a) is tuple:
+            for e in _flatten(a):
+                if isinstance(e, ndarray):
+                    b = _backend(e)
+                    versions.append((b, version_of(b)))
+                elif type(e) is _np.ndarray:
+                    versions.append((e, version_of(e)))
+    return versions
+
+
+def _root_of_array(x):
+    b = x if type(x) is _np.ndarray else _backend(x)
+    return b if isinstance(b, _np.generic) else _inp.root_of(b)
+
+
+_FunctionType = _types.FunctionType
+
+
+def _closure_arrays(fn):
+    """The backend arrays a function's closure holds: in its cells, in tuples and lists there
+    (one level), and in the closures of the functions it holds (two levels). One pass, no
+    recursion: this runs for every hand-written op recorded."""
+    held = []
+    todo = [fn]
+    for _ in range(3):
+        nxt = []
+        for f in todo:
+            for c in f.__closure__ or ():
+                try:
+                    v = c.cell_contents
+                except ValueError:      # an empty cell
+                    continue
+                t = type(v)
+                if t is _np.ndarray:
+                    held.append(v)
+                elif t is _FunctionType:
+                    nxt.append(v)
+                elif isinstance(v, ndarray):
+                    held.append(_backend(v))
+                elif t is tuple or t is list:
+                    for e in v:
+                        te = type(e)
+                        if te is _np.ndarray:
+                            held.append(e)
+                        elif isinstance(e, ndarray):
+                            held.append(_backend(e))
+                        elif _GPU_ARRAY[0] is not None and te is _GPU_ARRAY[0]:
+                            held.append(e)
+                elif _GPU_ARRAY[0] is not None and t is _GPU_ARRAY[0]:
+                    held.append(v)
+        if not nxt:
+            break
+        todo = nxt
+    return held
+
+
+_GPU_ARRAY = [None]     # cupy.ndarray, once CuPy is imported
+
+
+def _closure_versions(fn, args, outputs):
+    """Versions of the arrays a hand-written backward keeps that share memory with the
+    operation's inputs or outputs (what an in-place write by the user could change)."""
+    if fn is None or not getattr(fn, "__closure__", None):
+        return []
+    if _GPU_ARRAY[0] is None and "cupy" in _sys.modules:
+        _GPU_ARRAY[0] = _sys.modules["cupy"].ndarray
+    held = _closure_arrays(fn)
+    if not held:
+        return []
+    roots = set()
+    for a in (*args, *outputs):
+        if isinstance(a, ndarray):
+            b = _backend(a)
+        elif type(a) is _np.ndarray:
+            b = a
+        else:
+            continue
+        if type(b) is not _np.ndarray and isinstance(b, _np.generic):
+            continue
+        roots.add(id(b if b.base is None else _inp.root_of(b)))
+    versions = []
+    for b in held:
+        # an array that owns its memory is its own root (most are: one check, no walk)
+        if id(b if b.base is None else _inp.root_of(b)) in roots and \
+                not isinstance(b, _np.generic):
+            versions.append((b, version_of(b)))
+    return versions
+
+
+def _write_label(name):
+    if name == "setitem":
+        return "item assignment"
+    if name.startswith(_INPLACE_PREFIX):
+        n = name[len(_INPLACE_PREFIX):]
+        if n in _inp.ARITH:
+            return f"in-place {n} ({_OPERATOR_OF.get(n, n)}=)"
+        return f"tnp.{n} (in place)" if "." in n or n in tnp.REGISTRY else f"ndarray.{n} (in place)"
+    return f"tnp.{name}(..., out=)"
+
+
+_OPERATOR_OF = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "power": "**",
+                "matmul": "@", "remainder": "%", "floor_divide": "//"}
+
+
+def _op_label(node):
+    n = node.name
+    if node.inplace and (n == "setitem" or n.startswith(_INPLACE_PREFIX)):
+        return _write_label(n)
+    return f"tnp.{n}" if n not in ("custom_gradient",) and " " not in n else n
+
+
+def _permutation(name, args, kwargs):
+    """For ``x.sort()``/``x.partition(kth)`` in place: the flat index in the old value of every
+    element of the new one (computed from the old value, before the write)."""
+    from .vjps.indexing import index_map, host
+
+    x = args[0]
+    old = _np.asarray(host(x))
+    axis = kwargs.get("axis", -1)
+    if name == "inplace_sort":
+        perm = _np.argsort(old, axis=axis, kind="stable")
+    else:
+        perm = _np.argpartition(old, host(args[1]), axis=axis)
+    return _np.take_along_axis(index_map(old.shape), perm, axis=axis)
+
+
+class _MissingRule:
+    """The rule of a recorded write whose operation has no VJP: raises if a gradient needs it."""
+    __slots__ = ("label",)
+
+    def __init__(self, label):
+        self.label = label
+
+    def for_position(self, i):
+        label = self.label
+
+        def outer(ans, *args, **kwargs):
+            raise LookupError(f"No gradient defined for {label} (it was recorded because an "
+                              f"input is tracked); see tnp_train.autodiff.registry")
+        return outer
+
+    def for_keyword(self, name):
+        return self.for_position(0)
+
+
 def _device_of(x):
     return _dev_of(x) if isinstance(x, ndarray) else _CPU
 

@@ -2,7 +2,7 @@
 ``tf.keras.callbacks``).
 
 ``Callback`` is the base class and ``CallbackList`` the container the training loop drives;
-``History`` and ``ProgbarLogger`` (a tqdm progress bar) are added by ``fit`` itself. The others:
+``History`` and ``ProgbarLogger`` (Keras's progress bar, ``tt.utils.Progbar``) are added by ``fit`` itself. The others:
 ``ModelCheckpoint``, ``EarlyStopping``, ``ReduceLROnPlateau``, ``LearningRateScheduler``,
 ``CSVLogger``, ``TerminateOnNaN``, ``LambdaCallback``, ``TensorBoard`` (needs tensorboardX, or
 tensorboard with torch), ``BackupAndRestore`` (fault-tolerant training), ``BaseLogger`` and

@@ -1,29 +1,21 @@
-"""``ProgbarLogger``: the progress bar of ``fit``/``evaluate``/``predict`` (TF 2.4's
-``tf.keras.callbacks.ProgbarLogger``), drawn with tqdm.
+"""``ProgbarLogger``: the progress output of ``fit``/``evaluate``/``predict`` (TF 2.4's
+``tf.keras.callbacks.ProgbarLogger``), drawn with Keras's bar, :class:`tt.utils.Progbar`.
 
-``verbose=1``: one tqdm bar per epoch (per ``evaluate``/``predict`` call) counting steps, with
-the running loss and metrics after it; at the epoch's end the bar is completed with the epoch's
-logs, ``val_`` ones included. ``verbose=2``: one plain line per epoch. Without tqdm installed
-(it is in the ``examples`` extra), ``verbose=1`` falls back to the ``verbose=2`` lines.
-Everything is written to ``sys.stdout`` as it is at the time of writing.
+``fit(verbose=1)`` prints, as Keras does, ``Epoch 2/5`` (when there is more than one epoch) and
+then the bar, ``30/30 [==============================] - 1s 40ms/step - loss: 0.1234 -
+val_loss: 0.2345``; on a terminal the bar is redrawn as the epoch runs, elsewhere only that final
+line is written. ``verbose=2``: the same ``Epoch`` line, then ``30/30 - 1s - loss: ...``.
 
-The bar is redrawn at most every ``_REFRESH_INTERVAL`` seconds (and at the epoch's end), and
-only a redraw reads the running values back from the device: a step that is not drawn costs
-no host round trip (on a GPU, such a read waits for every step queued before it).
+The bar is redrawn at most every ``_REFRESH_INTERVAL`` seconds (Keras: 0.05 s), and only a
+redraw reads the running values back from the device: a step that is not drawn costs no host
+round trip (on a GPU, such a read waits for every step queued before it).
 """
 from __future__ import annotations
 
-import math
-import sys
-import time
-
-from ._util import echo, format_logs, is_chief, python_logs
+from ..utils import progbar as _progbar_utils
+from ..utils.progbar import Progbar
+from ._util import echo, is_chief, python_logs
 from .base import Callback
-
-try:
-    from tqdm import tqdm as _tqdm
-except ImportError:  # pragma: no cover - tqdm is an optional dependency
-    _tqdm = None
 
 __all__ = ["ProgbarLogger"]
 
@@ -32,15 +24,11 @@ _HIDDEN = ("size", "batch", "num_steps", "outputs")
 
 # Seconds between two redraws of a bar (a few a second: enough to watch, few host reads).
 _REFRESH_INTERVAL = 0.25
-_clock = time.monotonic
 
 
-def _per_unit(seconds, unit):
-    if seconds >= 1:
-        return f"{seconds:.0f}s/{unit}"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.0f}ms/{unit}"
-    return f"{seconds * 1e6:.0f}us/{unit}"
+def _shown(logs):
+    return [(k, v) for k, v in python_logs(logs, _HIDDEN).items()
+            if k not in _HIDDEN and not k.startswith("_")]
 
 
 class ProgbarLogger(Callback):
@@ -48,10 +36,11 @@ class ProgbarLogger(Callback):
 
     ``fit`` adds one itself (``count_mode="steps"``) when ``verbose != 0``. With
     ``count_mode="samples"`` the bar counts ``logs["size"]`` per batch against
-    ``params["samples"]`` when those are given, and steps otherwise. ``stateful_metrics`` is
-    accepted for compatibility: every value the model reports is already the running value of
-    the epoch, so each is shown as it is. Under a multi-worker strategy only the chief (worker
-    0) draws: the values are the job's, the same on every worker.
+    ``params["samples"]`` when those are given, and steps otherwise. Every value the model
+    logs is already the running value of the epoch (as TF 2.4's compiled metrics are), so each
+    is shown as it is: ``stateful_metrics`` is accepted and changes nothing. A fit stopped in
+    the middle of an epoch shows the steps it ran (Keras 2.4 shows the target). Under a
+    multi-worker strategy only the chief (worker 0) prints: the values are the job's.
     """
 
     _supports_tf_logs = True     # reads the device values itself, only when it redraws
@@ -68,9 +57,7 @@ class ProgbarLogger(Callback):
         self.target = None
         self._counts_samples = False
         self.seen = 0
-        self._bar = None
-        self._start = None
-        self._next_draw = -math.inf
+        self.progbar = None
         self._called_in_fit = False
 
     def set_params(self, params):
@@ -91,98 +78,76 @@ class ProgbarLogger(Callback):
             self.verbose = 0
 
     # ------------------------------------------------------------------ the bar
-    def _begin(self, desc):
-        self._close()
+    def _begin(self):
         self.seen = 0
-        self._start = time.perf_counter()
-        self._next_draw = -math.inf       # the first batch is drawn at once
-        if self.verbose == 1 and _tqdm is not None:
-            # tqdm never redraws by itself (mininterval=inf): _advance decides, so a redraw
-            # and the read of the values it shows happen together
-            self._bar = _tqdm(total=self.target, desc=desc, file=sys.stdout, leave=True,
-                              unit="sample" if self._counts_samples else "step",
-                              dynamic_ncols=False, mininterval=math.inf)
+        self.progbar = None
+        if self.verbose:
+            self.progbar = Progbar(self.target, verbose=self.verbose,
+                                   interval=_REFRESH_INTERVAL,
+                                   unit_name="sample" if self._counts_samples else "step")
 
     def _advance(self, logs, show_logs=True):
-        n = int(logs.get("size", 1)) if self._counts_samples else 1
-        self.seen += n
-        bar = self._bar
+        self.seen += int(logs.get("size", 1)) if self._counts_samples else 1
+        bar = self.progbar
+        if bar is None or self.verbose != 1:
+            return
+        now = _progbar_utils._clock()
+        if not bar._due(now, False):
+            bar._update_at(self.seen, None, False, now)   # counts the step, draws nothing
+            return
+        values = _shown(logs) if show_logs else None
+        bar.stateful_metrics.update(k for k, _ in values or ())
+        bar._update_at(self.seen, values, False, now)
+
+    def _finish(self, logs, show_logs=True):
+        bar = self.progbar
         if bar is None:
             return
-        now = _clock()
-        if now < self._next_draw:
-            bar.update(n)
-            return
-        self._next_draw = now + _REFRESH_INTERVAL
-        if show_logs:
-            bar.set_postfix_str(format_logs(python_logs(logs, _HIDDEN), _HIDDEN), refresh=False)
-        bar.update(n)
-        bar.refresh()
-
-    def _finish(self, logs, prefix, show_logs=True):
-        if self.verbose == 0 or self._start is None:
-            return
-        text = format_logs(python_logs(logs, _HIDDEN), _HIDDEN) if show_logs else ""
-        if self._bar is not None:
-            self._bar.set_postfix_str(text, refresh=False)
-            self._close()
-        else:
-            elapsed = time.perf_counter() - self._start
-            target = self.target if self.target is not None else self.seen
-            parts = [f"{self.seen}/{target}", f"{elapsed:.0f}s"]
-            if self.seen:
-                parts.append(_per_unit(elapsed / self.seen,
-                                       "sample" if self._counts_samples else "step"))
-            line = " - ".join(parts)
-            if text:
-                line += " - " + text
-            echo(f"{prefix} - {line}" if prefix else line)
-        self._start = None
-
-    def _close(self):
-        if self._bar is not None:
-            bar, self._bar = self._bar, None
-            bar.close()
+        if bar.target is None:
+            bar.target = self.seen          # the count is known once the data ran out
+        values = _shown(logs) if show_logs else None
+        bar.stateful_metrics.update(k for k, _ in values or ())
+        bar._update_at(self.seen if self.seen else bar.target, values, True,
+                       _progbar_utils._clock())
+        self.progbar = None
 
     # ------------------------------------------------------------------ training
     def on_train_begin(self, logs=None):
         self._called_in_fit = True
 
     def on_epoch_begin(self, epoch, logs=None):
-        if self.verbose:
-            self._begin(f"Epoch {epoch + 1}/{self.epochs}")
+        self._begin()
+        if self.verbose and self.epochs > 1:
+            echo(f"Epoch {epoch + 1}/{self.epochs}")
 
     def on_train_batch_end(self, batch, logs=None):
-        if self.verbose:
-            self._advance(logs or {})
+        self._advance(logs or {})
 
     def on_epoch_end(self, epoch, logs=None):
-        self._finish(logs or {}, f"Epoch {epoch + 1}/{self.epochs}")
+        self._finish(logs or {})
 
     def on_train_end(self, logs=None):
         self._called_in_fit = False
-        self._close()
+        self.progbar = None
 
     # ------------------------------------------------------------------ evaluate / predict
     def on_test_begin(self, logs=None):
-        if self.verbose and not self._called_in_fit:
-            self._begin(None)
+        if not self._called_in_fit:
+            self._begin()
 
     def on_test_batch_end(self, batch, logs=None):
-        if self.verbose and not self._called_in_fit:
+        if not self._called_in_fit:
             self._advance(logs or {})
 
     def on_test_end(self, logs=None):
         if not self._called_in_fit:
-            self._finish(logs or {}, "")
+            self._finish(logs or {})
 
     def on_predict_begin(self, logs=None):
-        if self.verbose:
-            self._begin(None)
+        self._begin()
 
     def on_predict_batch_end(self, batch, logs=None):
-        if self.verbose:
-            self._advance(logs or {}, show_logs=False)
+        self._advance(logs or {}, show_logs=False)
 
     def on_predict_end(self, logs=None):
-        self._finish({}, "", show_logs=False)
+        self._finish({}, show_logs=False)

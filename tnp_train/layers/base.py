@@ -453,6 +453,9 @@ class Layer:
                 while f"{key}_{k}" in self._weight_keys:
                     k += 1
                 key = f"{key}_{k}"
+            if constraint is not None:      # a name or a config, as Keras's add_weight takes
+                from .. import constraints as _constraints
+                constraint = _constraints.get(constraint)
             v = Variable(value, trainable=trainable, name=f"{self.name}/{key}", dtype=dtype,
                          aggregation=aggregation, synchronization=synchronization,
                          constraint=constraint)

@@ -31,6 +31,11 @@ def _serialize(obj):
     return {"class_name": type(obj).__name__, "config": cfg}
 
 
+def _serialize_constraint(c):
+    from .. import constraints as _constraints
+    return _constraints.serialize(c)
+
+
 def _dimension(d, shape, what="shape"):
     """``d`` as a dimension (a non-negative int, or None for an unknown size), as TF's
     ``Dimension``: TypeError for a non-integer, ValueError for a negative one."""
@@ -132,8 +137,9 @@ class Dense(Layer):
         self.kernel_regularizer = _regularizers.get(kernel_regularizer)
         self.bias_regularizer = _regularizers.get(bias_regularizer)
         self.activity_regularizer = _regularizers.get(activity_regularizer)
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
+        from .. import constraints as _constraints
+        self.kernel_constraint = _constraints.get(kernel_constraint)
+        self.bias_constraint = _constraints.get(bias_constraint)
         self.supports_masking = True
         self._relu = self.activation is _activations.get("relu")
 
@@ -171,7 +177,8 @@ class Dense(Layer):
                 "kernel_regularizer": _serialize(self.kernel_regularizer),
                 "bias_regularizer": _serialize(self.bias_regularizer),
                 "activity_regularizer": _serialize(self.activity_regularizer),
-                "kernel_constraint": None, "bias_constraint": None}
+                "kernel_constraint": _serialize_constraint(self.kernel_constraint),
+                "bias_constraint": _serialize_constraint(self.bias_constraint)}
 
 
 class Activation(Layer):

@@ -39,7 +39,7 @@ def get_registered_object(name, custom_objects=None, module_objects=None):
     if name in _REGISTERED:
         return _REGISTERED[name]
     for key, obj in _REGISTERED.items():
-        if key.split(">", 1)[1] == name:
+        if key.split(">", 1)[-1] == name:     # get_custom_objects() keys may lack ">"
             return obj
     if module_objects and name in module_objects:
         return module_objects[name]

@@ -22,6 +22,7 @@ import tnp
 
 from ..distribute.values import PerReplica
 from ..layers.keras_tensor import flatten, pack_like
+from ..utils.data_utils import Sequence as _KerasSequence
 from ..utils.random import get_rng
 
 __all__ = ["unpack_x_y_sample_weight", "pack_x_y_sample_weight", "DataHandler",
@@ -286,6 +287,16 @@ class DataHandler:
             yield from self._array_batches()
             return
         steps = self._steps
+        if isinstance(self._source, _KerasSequence) and steps is None and self._dist is None:
+            # Keras's KerasSequenceAdapter: batch order shuffled per epoch when fit shuffles,
+            # then the sequence's on_epoch_end
+            order = get_rng().permutation(len(self._source)) if self._shuffle else \
+                range(len(self._source))
+            for i in order:
+                batch = self._source[int(i)]
+                yield self._weights_for(batch if not isinstance(batch, list) else tuple(batch))
+            self._source.on_epoch_end()
+            return
         if self._reiterable:
             it = iter(self._source) if (steps is None or self._iterator is None) else self._iterator
             if steps is not None and self._iterator is None:

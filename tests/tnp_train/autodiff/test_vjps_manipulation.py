@@ -328,12 +328,14 @@ def test_block_nested_through_the_tape():
     np.testing.assert_array_equal(np.asarray(g), np.full((2, 2), 2.0))
 
 
-def test_copyto_into_watched_array_is_refused():
+def test_copyto_into_watched_array_is_recorded():
+    # the gradient is with respect to dst's value when it was watched: overwritten, it is 0
     dst = R(3)
     with tt.GradientTape() as tape:
         tape.watch(dst)
-        with pytest.raises(RuntimeError, match="in-place"):
-            tnp.copyto(dst, tnp.ones(3))
+        tnp.copyto(dst, tnp.ones(3), where=tnp.asarray([True, False, True]))
+        loss = tnp.sum(dst * 2.0)
+    np.testing.assert_array_equal(np.asarray(tape.gradient(loss, dst)), [0.0, 2.0, 0.0])
 
 
 # ---------------------------------------------------------------------------- declarations

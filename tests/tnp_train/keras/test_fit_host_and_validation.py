@@ -21,6 +21,7 @@ import tnp
 import tnp_train as tt
 from tnp._core.backend import Backend
 from tnp_train.callbacks import progbar as progbar_mod
+from tnp_train.utils import progbar as progbar_utils
 
 CPU, FAKE = tnp.device("cpu"), tnp.device("cpu:1")
 EPOCHS, STEPS = 3, 8                      # 64 samples, batches of 8
@@ -83,7 +84,7 @@ def clock(monkeypatch):
     """The progress bar's clock advances 0.1 s per reading (one per batch), with a 0.25 s
     refresh interval: the bar redraws the first batch of an epoch, then every third."""
     ticks = iter(range(10**6))
-    monkeypatch.setattr(progbar_mod, "_clock", lambda: next(ticks) * 0.1, raising=False)
+    monkeypatch.setattr(progbar_utils, "_clock", lambda: next(ticks) * 0.1)
     monkeypatch.setattr(progbar_mod, "_REFRESH_INTERVAL", 0.25, raising=False)
 
 
@@ -121,18 +122,19 @@ def _fit(device, outputs=1, reads=None, **kwargs):
 
 def _redraws(monkeypatch):
     """A list that gets one entry per redraw of a progress bar that shows at least one step."""
-    if progbar_mod._tqdm is None:
-        pytest.skip("the progress bar needs tqdm")
     drawn = []
-    real = progbar_mod._tqdm
 
-    class Counting(real):
-        def refresh(self, *args, **kwargs):
-            if self.n:
-                drawn.append(self.n)
-            return super().refresh(*args, **kwargs)
+    class Counting(progbar_mod.Progbar):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._dynamic_display = True        # as on a terminal: redraws as it runs
 
-    monkeypatch.setattr(progbar_mod, "_tqdm", Counting)
+        def _draw(self, current, now, finalize):
+            if not finalize:
+                drawn.append(current)
+            return super()._draw(current, now, finalize)
+
+    monkeypatch.setattr(progbar_mod, "Progbar", Counting)
     return drawn
 
 

@@ -6,7 +6,8 @@ it (``gather_vjp``, ``index_map``): every rule whose forward pass picks elements
 from output positions to input positions by running the forward function on an array of flat
 indices, and sends the cotangent back through that map. The scatter is a differentiable
 primitive (its VJP is indexing again), so gradients of gradients work; no rule writes in place
-into an array that a tape may track.
+into an array that a tape may track. The in-place writes themselves (``x[key] = v``, ``put``,
+``place``...) are recorded by :mod:`..inplace`, which uses ``untake`` and ``gather_vjp`` too.
 """
 from __future__ import annotations
 
@@ -204,8 +205,8 @@ def _ix_vjp(i, ans, *args):
 defvjp_argnum("ix_", _ix_vjp)
 
 # ---------------------------------------------------------------------------- declarations
-_INPLACE = ("in-place write into its first argument: the tape refuses in-place writes that "
-            "involve a tracked array (write it functionally: tnp.where, untake, concatenate)")
+_INPLACE = ("in-place write into its first argument (returns None): the tape records the write "
+            "itself as a new version of that argument (tnp_train.autodiff.inplace)")
 nondifferentiable(["put", "place", "putmask", "put_along_axis", "fill_diagonal"], _INPLACE)
 nondifferentiable(["diag_indices", "diag_indices_from", "tril_indices", "tril_indices_from",
                    "triu_indices", "triu_indices_from", "mask_indices", "unravel_index",
