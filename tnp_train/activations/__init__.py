@@ -21,6 +21,7 @@ rule for numerically sensitive operations); the others compute in the input's dt
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as _np
 
@@ -187,8 +188,41 @@ def _sigmoid(x):
 
 def sigmoid(x):
     """``1 / (1 + exp(-x))``, stable for every input; mirrors ``tf.keras.activations.sigmoid``.
-    One tape node."""
-    return _sigmoid(_arr(x))
+    One tape node. The output remembers its input (:func:`logits_of`), so a
+    ``binary_crossentropy`` of it is computed from the logits, as Keras does."""
+    x = _arr(x)
+    return _remember_logits(_sigmoid(x), "sigmoid", x)
+
+
+# ------------------------------------------------------------ the logits behind an output
+# Keras computes the cross-entropy of a sigmoid or softmax output from the activation's input
+# (TF 2.4 in fit and evaluate, where it reads the graph; tf-keras through `_keras_logits`), so
+# a saturated unit still gets its gradient (-1 for a confidently wrong one, where clipped
+# probabilities give 0 and the unit never recovers). tnp arrays take no attributes: the
+# outputs of `sigmoid` and `softmax` are remembered here, by identity, for as long as they live.
+_LOGITS = {}
+
+
+def _remember_logits(out, kind, x, axis=-1):
+    key = id(out)
+
+    def forget(_ref, key=key):
+        _LOGITS.pop(key, None)
+    try:
+        _LOGITS[key] = (weakref.ref(out, forget), kind, x, axis)
+    except TypeError:       # not weak-referenceable (a foreign array type): nothing remembered
+        pass
+    return out
+
+
+def logits_of(y, kind):
+    """``(logits, axis)`` when ``y`` is, itself, the output of ``sigmoid`` or ``softmax``
+    (``kind``) on ``logits``; else None. Any operation after the activation (a cast, a slice)
+    gives a new array, which has none, as in Keras."""
+    entry = _LOGITS.get(id(y))
+    if entry is None or entry[0]() is not y or entry[1] != kind:
+        return None
+    return entry[2], entry[3]
 
 
 @custom_gradient
@@ -305,7 +339,7 @@ def softmax(x, axis=-1):
     tape node."""
     x = _arr(x)
     _check_axis("softmax", x, axis)
-    return _softmax(x, axis)
+    return _remember_logits(_softmax(x, axis), "softmax", x, axis)
 
 
 @custom_gradient

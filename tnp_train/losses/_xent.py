@@ -14,7 +14,7 @@ import numpy as _np
 import tnp
 from tnp.extend import array_module, backend_array, device_of, is_tnp_array, wrap
 
-from ..activations import tape_is_recording
+from ..activations import logits_of, tape_is_recording
 from ..autodiff import GradientTape, custom_gradient, stop_gradient
 from ._values import poison
 
@@ -94,6 +94,12 @@ def crossentropy(pred, target, *, sparse, from_logits, axis=-1, smoothing=0.0, w
     is no class (only where it cannot be refused without a host read): their loss and gradient
     are NaN, as TF's on a GPU.
     """
+    if not from_logits:
+        # a softmax output along this axis: from its logits, as Keras (see activations)
+        known = logits_of(pred, "softmax")
+        if known is not None and known[1] % pred.ndim == axis % pred.ndim and \
+                tuple(known[0].shape) == tuple(pred.shape):
+            pred, from_logits = known[0], True
     dev = device_of(pred)
     xp = array_module(dev)
     ct = compute_dtype(pred.dtype)

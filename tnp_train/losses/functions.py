@@ -225,6 +225,11 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     label_smoothing=0)`` (``axis`` from Keras 3). Labels are smoothed towards 0.5."""
     name = "binary_crossentropy"
     ls = _check_smoothing(name, label_smoothing)
+    if not from_logits:
+        # a sigmoid output: from its logits, as Keras (see activations.logits_of)
+        known = _act.logits_of(y_pred, "sigmoid")
+        if known is not None and tuple(known[0].shape) == tuple(y_pred.shape):
+            y_pred, from_logits = known[0], True
     y_true, y_pred = _prep(name, y_true, y_pred)
     if ls:
         y_true = y_true * (1.0 - ls) + 0.5 * ls
