@@ -384,3 +384,36 @@ def test_namespace_as_tf():
         for n in names:
             assert callable(getattr(mod, n)), f"tt.applications.{module}.{n}"
     assert tt.applications.resnet.ResNet101 is apps.ResNet101
+
+
+def test_every_family_preprocess_input_and_decode_predictions(class_index):
+    """Each family's own preprocess_input is its TF 2.4 mode (written out above) and its
+    decode_predictions reads the same class index as imagenet_utils's."""
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 256, (1, 3, 2, 3)).astype("float32")
+    modes = [
+        (apps.densenet.preprocess_input, "torch"),
+        (apps.inception_resnet_v2.preprocess_input, "tf"),
+        (apps.inception_v3.preprocess_input, "tf"),
+        (apps.mobilenet.preprocess_input, "tf"),
+        (apps.mobilenet_v2.preprocess_input, "tf"),
+        (apps.nasnet.preprocess_input, "tf"),
+        (apps.resnet.preprocess_input, "caffe"),
+        (apps.resnet_v2.preprocess_input, "tf"),
+        (apps.vgg16.preprocess_input, "caffe"),
+        (apps.vgg19.preprocess_input, "caffe"),
+        (apps.xception.preprocess_input, "tf"),
+    ]
+    for fn, mode in modes:
+        np.testing.assert_allclose(fn(x.copy()), _reference_preprocess(x, mode), rtol=1e-6,
+                                   atol=1e-5, err_msg=fn.__module__)
+    preds = rng.uniform(size=(2, 1000)).astype("float32")
+    want = apps.imagenet_utils.decode_predictions(preds, top=4, class_index_path=class_index)
+    decoders = [apps.densenet.decode_predictions, apps.efficientnet.decode_predictions,
+                apps.inception_resnet_v2.decode_predictions,
+                apps.inception_v3.decode_predictions, apps.mobilenet.decode_predictions,
+                apps.mobilenet_v2.decode_predictions, apps.mobilenet_v3.decode_predictions,
+                apps.nasnet.decode_predictions, apps.resnet_v2.decode_predictions,
+                apps.vgg19.decode_predictions, apps.xception.decode_predictions]
+    for fn in decoders:
+        assert fn(preds, top=4, class_index_path=class_index) == want, fn.__module__
