@@ -8,10 +8,9 @@ from __future__ import annotations
 import math
 
 from . import activations as _activations
-from . import initializers as _initializers
-from . import regularizers as _regularizers
 from .autodiff import GradientTape
 from .layers import Dense, LSTMCell
+from .layers.core import set_weight_options, weight_options_config
 from .models import Model
 from .optimizers.schedules import CosineDecay, CosineDecayRestarts, _Formula, _positive
 from .utils.random import get_rng
@@ -88,12 +87,11 @@ class LinearModel(Model):
                  **kwargs):
         super().__init__(**kwargs)
         self.units = units
-        self.activation = _activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = _initializers.get(kernel_initializer)
-        self.bias_initializer = _initializers.get(bias_initializer)
-        self.kernel_regularizer = _regularizers.get(kernel_regularizer)
-        self.bias_regularizer = _regularizers.get(bias_regularizer)
+        set_weight_options(self, activation=activation, use_bias=use_bias,
+                           kernel_initializer=kernel_initializer,
+                           bias_initializer=bias_initializer,
+                           kernel_regularizer=kernel_regularizer,
+                           bias_regularizer=bias_regularizer)
 
     def _dense(self, name=None):
         kw = {"name": name} if name is not None else {}
@@ -143,13 +141,9 @@ class LinearModel(Model):
         return self.activation(result) if self.activation is not None else result
 
     def get_config(self):
-        from .layers.core import _serialize
-        return {"units": self.units, "activation": _activations.serialize(self.activation),
-                "use_bias": self.use_bias,
-                "kernel_initializer": _serialize(self.kernel_initializer),
-                "bias_initializer": _serialize(self.bias_initializer),
-                "kernel_regularizer": _serialize(self.kernel_regularizer),
-                "bias_regularizer": _serialize(self.bias_regularizer), "name": self.name}
+        return {"units": self.units, "name": self.name, **weight_options_config(
+            self, "activation", "use_bias", "kernel_initializer", "bias_initializer",
+            "kernel_regularizer", "bias_regularizer")}
 
 
 class WideDeepModel(Model):
@@ -225,13 +219,7 @@ class PeepholeLSTMCell(LSTMCell):
                                     initializer=self.kernel_initializer))
 
     def call(self, inputs, states, training=None):
-        h_prev, c_prev = list(states)[:2]
-        dp, rdp = self._masks(inputs, h_prev, training)
-        x = inputs * dp if dp is not None else inputs
-        hr = h_prev * rdp if rdp is not None else h_prev
-        z = x @ self.kernel + hr @ self.recurrent_kernel
-        if self.bias is not None:
-            z = z + self.bias
+        z, c_prev = self._preactivations(inputs, states, training)
         u = self.units
         ra, a = self.recurrent_activation, self.activation
         i = ra(z[:, :u] + self.input_gate_peephole_weights * c_prev)

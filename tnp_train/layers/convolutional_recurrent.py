@@ -11,13 +11,12 @@ import tnp
 from tnp.extend import backend_array as _backend, wrap
 
 from .. import activations as _activations
-from .. import initializers as _initializers
 from ..ops.conv import conv2d, conv_output_length
 from ..utils.random import get_rng
 from ._common import device_of as _device_of
 from .base import Layer
 from .convolutional import _data_format, _positive, _tuple
-from .core import _serialize
+from .core import set_weight_options, weight_options_config
 from .recurrent import _UnitForgetBias, _ser_act
 
 __all__ = ["ConvLSTM2D"]
@@ -62,21 +61,19 @@ class ConvLSTM2D(Layer):
             raise ValueError(f"{cls}: padding must be 'valid' or 'same', got {padding!r}")
         self.padding = padding
         self.data_format = _data_format(data_format, cls)
-        self.activation = _activations.get(activation)
+        set_weight_options(self, activation=activation, use_bias=use_bias,
+                           kernel_initializer=kernel_initializer,
+                           recurrent_initializer=recurrent_initializer,
+                           bias_initializer=bias_initializer,
+                           kernel_regularizer=kernel_regularizer,
+                           recurrent_regularizer=recurrent_regularizer,
+                           bias_regularizer=bias_regularizer,
+                           activity_regularizer=activity_regularizer,
+                           kernel_constraint=kernel_constraint,
+                           recurrent_constraint=recurrent_constraint,
+                           bias_constraint=bias_constraint)
         self.recurrent_activation = _activations.get(recurrent_activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = _initializers.get(kernel_initializer)
-        self.recurrent_initializer = _initializers.get(recurrent_initializer)
-        self.bias_initializer = _initializers.get(bias_initializer)
         self.unit_forget_bias = bool(unit_forget_bias)
-        from .. import regularizers as _regularizers
-        self.kernel_regularizer = _regularizers.get(kernel_regularizer)
-        self.recurrent_regularizer = _regularizers.get(recurrent_regularizer)
-        self.bias_regularizer = _regularizers.get(bias_regularizer)
-        self.activity_regularizer = _regularizers.get(activity_regularizer)
-        self.kernel_constraint = kernel_constraint
-        self.recurrent_constraint = recurrent_constraint
-        self.bias_constraint = bias_constraint
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
@@ -241,18 +238,12 @@ class ConvLSTM2D(Layer):
                 "padding": self.padding, "data_format": self.data_format,
                 "dilation_rate": self.dilation_rate, "activation": _ser_act(self.activation),
                 "recurrent_activation": _ser_act(self.recurrent_activation),
-                "use_bias": self.use_bias,
-                "kernel_initializer": _serialize(self.kernel_initializer),
-                "recurrent_initializer": _serialize(self.recurrent_initializer),
-                "bias_initializer": _serialize(self.bias_initializer),
                 "unit_forget_bias": self.unit_forget_bias,
-                "kernel_regularizer": _serialize(self.kernel_regularizer),
-                "recurrent_regularizer": _serialize(self.recurrent_regularizer),
-                "bias_regularizer": _serialize(self.bias_regularizer),
-                "activity_regularizer": _serialize(self.activity_regularizer),
-                "kernel_constraint": _serialize(self.kernel_constraint),
-                "recurrent_constraint": _serialize(self.recurrent_constraint),
-                "bias_constraint": _serialize(self.bias_constraint),
+                **weight_options_config(
+                    self, "use_bias", "kernel_initializer", "recurrent_initializer",
+                    "bias_initializer", "kernel_regularizer", "recurrent_regularizer",
+                    "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                    "recurrent_constraint", "bias_constraint"),
                 "return_sequences": self.return_sequences, "return_state": self.return_state,
                 "go_backwards": self.go_backwards, "stateful": False,
                 "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout}

@@ -36,6 +36,44 @@ def _serialize_constraint(c):
     return _constraints.serialize(c)
 
 
+def set_weight_options(layer, **options):
+    """Set Keras's weight arguments on ``layer`` as attributes: ``activation`` (through
+    ``activations.get``), ``use_bias``, and every ``*_initializer``, ``*_regularizer`` and
+    ``*_constraint`` (through their modules' ``get``), the one way every layer reads them."""
+    from .. import constraints as _constraints
+    from .. import regularizers as _regularizers
+    for name, value in options.items():
+        if name == "activation":
+            value = _activations.get(value)
+        elif name == "use_bias":
+            value = bool(value)
+        elif name.endswith("_initializer"):
+            value = _initializers.get(value)
+        elif name.endswith("_regularizer"):
+            value = _regularizers.get(value)
+        elif name.endswith("_constraint"):
+            value = _constraints.get(value)
+        else:
+            raise TypeError(f"set_weight_options: {name!r} is not a weight argument")
+        setattr(layer, name, value)
+
+
+def weight_options_config(layer, *names):
+    """The ``get_config`` entries of the weight arguments ``names`` set by
+    :func:`set_weight_options` (Keras's serialized forms)."""
+    out = {}
+    for name in names:
+        value = getattr(layer, name)
+        if name == "activation":
+            value = _activations.serialize(value)
+        elif name.endswith("_constraint"):
+            value = _serialize_constraint(value)
+        elif name != "use_bias":
+            value = _serialize(value)
+        out[name] = value
+    return out
+
+
 def _dimension(d, shape, what="shape"):
     """``d`` as a dimension (a non-negative int, or None for an unknown size), as TF's
     ``Dimension``: TypeError for a non-integer, ValueError for a negative one."""
@@ -113,6 +151,11 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=False, tens
     return layer._output_tensor
 
 
+_DENSE_WEIGHT_ARGS = ("kernel_initializer", "bias_initializer", "kernel_regularizer",
+                      "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                      "bias_constraint")
+
+
 class Dense(Layer):
     """``activation(inputs @ kernel + bias)``; mirrors ``tf.keras.layers.Dense`` (kernel of shape
     ``(input_dim, units)``). Inputs of rank > 2 are multiplied along their last axis."""
@@ -129,17 +172,13 @@ class Dense(Layer):
             raise ValueError(f"Received an invalid value for `units`, expected a positive integer, "
                              f"got {units}.")
         self.units = units
-        self.activation = _activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = _initializers.get(kernel_initializer)
-        self.bias_initializer = _initializers.get(bias_initializer)
-        from .. import regularizers as _regularizers
-        self.kernel_regularizer = _regularizers.get(kernel_regularizer)
-        self.bias_regularizer = _regularizers.get(bias_regularizer)
-        self.activity_regularizer = _regularizers.get(activity_regularizer)
-        from .. import constraints as _constraints
-        self.kernel_constraint = _constraints.get(kernel_constraint)
-        self.bias_constraint = _constraints.get(bias_constraint)
+        set_weight_options(self, activation=activation, use_bias=use_bias,
+                           kernel_initializer=kernel_initializer,
+                           bias_initializer=bias_initializer,
+                           kernel_regularizer=kernel_regularizer,
+                           bias_regularizer=bias_regularizer,
+                           activity_regularizer=activity_regularizer,
+                           kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
         self.supports_masking = True
         self._relu = self.activation is _activations.get("relu")
 
@@ -170,15 +209,8 @@ class Dense(Layer):
         return tuple(input_shape[:-1]) + (self.units,)
 
     def get_config(self):
-        return {**super().get_config(), "units": self.units,
-                "activation": _activations.serialize(self.activation), "use_bias": self.use_bias,
-                "kernel_initializer": _serialize(self.kernel_initializer),
-                "bias_initializer": _serialize(self.bias_initializer),
-                "kernel_regularizer": _serialize(self.kernel_regularizer),
-                "bias_regularizer": _serialize(self.bias_regularizer),
-                "activity_regularizer": _serialize(self.activity_regularizer),
-                "kernel_constraint": _serialize_constraint(self.kernel_constraint),
-                "bias_constraint": _serialize_constraint(self.bias_constraint)}
+        return {**super().get_config(), "units": self.units, **weight_options_config(
+            self, "activation", "use_bias", *_DENSE_WEIGHT_ARGS)}
 
 
 class Activation(Layer):

@@ -8,10 +8,9 @@ import numpy as _np
 
 import tnp
 
-from .. import activations as _activations
 from .. import initializers as _initializers
 from .base import Layer
-from .core import _serialize
+from .core import _DENSE_WEIGHT_ARGS, _serialize, set_weight_options, weight_options_config
 
 __all__ = ["EinsumDense", "RandomFourierFeatures"]
 
@@ -98,14 +97,12 @@ class EinsumDense(Layer):
         self.partial_output_shape = (output_shape,) if isinstance(output_shape, int) \
             else tuple(output_shape)
         self.bias_axes = bias_axes
-        self.activation = _activations.get(activation)
-        self.kernel_initializer = _initializers.get(kernel_initializer)
-        self.bias_initializer = _initializers.get(bias_initializer)
-        from .. import regularizers as _regularizers
-        self.kernel_regularizer = _regularizers.get(kernel_regularizer)
-        self.bias_regularizer = _regularizers.get(bias_regularizer)
-        self.activity_regularizer = _regularizers.get(activity_regularizer)
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        set_weight_options(self, activation=activation, kernel_initializer=kernel_initializer,
+                           bias_initializer=bias_initializer,
+                           kernel_regularizer=kernel_regularizer,
+                           bias_regularizer=bias_regularizer,
+                           activity_regularizer=activity_regularizer,
+                           kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
 
     def build(self, input_shape):
         kshape, bshape, self.full_output_shape = _einsum_shapes(
@@ -132,14 +129,7 @@ class EinsumDense(Layer):
     def get_config(self):
         return {**super().get_config(), "equation": self.equation,
                 "output_shape": list(self.partial_output_shape), "bias_axes": self.bias_axes,
-                "activation": _activations.serialize(self.activation),
-                "kernel_initializer": _serialize(self.kernel_initializer),
-                "bias_initializer": _serialize(self.bias_initializer),
-                "kernel_regularizer": _serialize(self.kernel_regularizer),
-                "bias_regularizer": _serialize(self.bias_regularizer),
-                "activity_regularizer": _serialize(self.activity_regularizer),
-                "kernel_constraint": _serialize(self.kernel_constraint),
-                "bias_constraint": _serialize(self.bias_constraint)}
+                **weight_options_config(self, "activation", *_DENSE_WEIGHT_ARGS)}
 
 
 class _Cauchy:

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import tnp
 
-from .. import activations as _activations
-from .. import initializers as _initializers
 from .base import Layer
 from .convolutional import _data_format, _positive, _tuple
-from .core import _serialize
+from .core import _DENSE_WEIGHT_ARGS, set_weight_options, weight_options_config
 
 __all__ = ["LocallyConnected1D", "LocallyConnected2D"]
 
@@ -46,16 +44,13 @@ class _LocallyConnected(Layer):
         if implementation not in (1, 2, 3):
             raise ValueError(f"{cls}: implementation must be 1, 2 or 3, got {implementation!r}")
         self.implementation = implementation
-        self.activation = _activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = _initializers.get(kernel_initializer)
-        self.bias_initializer = _initializers.get(bias_initializer)
-        from .. import regularizers as _regularizers
-        self.kernel_regularizer = _regularizers.get(kernel_regularizer)
-        self.bias_regularizer = _regularizers.get(bias_regularizer)
-        self.activity_regularizer = _regularizers.get(activity_regularizer)
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
+        set_weight_options(self, activation=activation, use_bias=use_bias,
+                           kernel_initializer=kernel_initializer,
+                           bias_initializer=bias_initializer,
+                           kernel_regularizer=kernel_regularizer,
+                           bias_regularizer=bias_regularizer,
+                           activity_regularizer=activity_regularizer,
+                           kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
 
     # -- shapes --------------------------------------------------------------------------------
     def _split(self, shape):
@@ -144,15 +139,7 @@ class _LocallyConnected(Layer):
         return {**super().get_config(), "filters": self.filters,
                 "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "data_format": self.data_format,
-                "activation": _activations.serialize(self.activation),
-                "use_bias": self.use_bias,
-                "kernel_initializer": _serialize(self.kernel_initializer),
-                "bias_initializer": _serialize(self.bias_initializer),
-                "kernel_regularizer": _serialize(self.kernel_regularizer),
-                "bias_regularizer": _serialize(self.bias_regularizer),
-                "activity_regularizer": _serialize(self.activity_regularizer),
-                "kernel_constraint": _serialize(self.kernel_constraint),
-                "bias_constraint": _serialize(self.bias_constraint),
+                **weight_options_config(self, "activation", "use_bias", *_DENSE_WEIGHT_ARGS),
                 "implementation": self.implementation}
 
 

@@ -278,7 +278,9 @@ class LSTMCell(_CellBase):
         self._build_weights(int(input_shape[-1]), (4 * self.units,), init)
         self.built = True
 
-    def call(self, inputs, states, training=None):
+    def _preactivations(self, inputs, states, training):
+        """``(z, c_prev)``: the four gates' pre-activations (dropout applied) and the previous
+        cell state."""
         h_prev, c_prev = _states_list(states)[:2]
         dp, rdp = self._masks(inputs, h_prev, training)
         x = inputs * dp if dp is not None else inputs
@@ -286,6 +288,10 @@ class LSTMCell(_CellBase):
         z = x @ self.kernel + hr @ self.recurrent_kernel
         if self.bias is not None:
             z = z + self.bias
+        return z, c_prev
+
+    def call(self, inputs, states, training=None):
+        z, c_prev = self._preactivations(inputs, states, training)
         u = self.units
         ra, a = self.recurrent_activation, self.activation
         i, f = ra(z[:, :u]), ra(z[:, u:2 * u])

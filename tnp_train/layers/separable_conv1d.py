@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import tnp
 
-from .. import activations as _activations
-from .. import initializers as _initializers
 from ..ops.conv import conv1d, conv_output_length
 from .base import Layer
 from .convolutional import _data_format, _positive, _tuple
-from .core import _serialize
+from .core import set_weight_options, weight_options_config
 
 __all__ = ["SeparableConv1D", "SeparableConvolution1D"]
 
@@ -54,19 +52,17 @@ class SeparableConv1D(Layer):
         self.data_format = _data_format(data_format, cls)
         if padding == "causal" and self.data_format != "channels_last":
             raise ValueError(f"{cls}: causal padding is only supported for channels_last")
-        self.activation = _activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.depthwise_initializer = _initializers.get(depthwise_initializer)
-        self.pointwise_initializer = _initializers.get(pointwise_initializer)
-        self.bias_initializer = _initializers.get(bias_initializer)
-        from .. import regularizers as _regularizers
-        self.depthwise_regularizer = _regularizers.get(depthwise_regularizer)
-        self.pointwise_regularizer = _regularizers.get(pointwise_regularizer)
-        self.bias_regularizer = _regularizers.get(bias_regularizer)
-        self.activity_regularizer = _regularizers.get(activity_regularizer)
-        self.depthwise_constraint = depthwise_constraint
-        self.pointwise_constraint = pointwise_constraint
-        self.bias_constraint = bias_constraint
+        set_weight_options(self, activation=activation, use_bias=use_bias,
+                           depthwise_initializer=depthwise_initializer,
+                           pointwise_initializer=pointwise_initializer,
+                           bias_initializer=bias_initializer,
+                           depthwise_regularizer=depthwise_regularizer,
+                           pointwise_regularizer=pointwise_regularizer,
+                           bias_regularizer=bias_regularizer,
+                           activity_regularizer=activity_regularizer,
+                           depthwise_constraint=depthwise_constraint,
+                           pointwise_constraint=pointwise_constraint,
+                           bias_constraint=bias_constraint)
 
     def _channels(self, shape):
         if len(shape) != 3:
@@ -125,18 +121,11 @@ class SeparableConv1D(Layer):
                 "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "data_format": self.data_format,
                 "dilation_rate": self.dilation_rate, "depth_multiplier": self.depth_multiplier,
-                "activation": _activations.serialize(self.activation),
-                "use_bias": self.use_bias,
-                "depthwise_initializer": _serialize(self.depthwise_initializer),
-                "pointwise_initializer": _serialize(self.pointwise_initializer),
-                "bias_initializer": _serialize(self.bias_initializer),
-                "depthwise_regularizer": _serialize(self.depthwise_regularizer),
-                "pointwise_regularizer": _serialize(self.pointwise_regularizer),
-                "bias_regularizer": _serialize(self.bias_regularizer),
-                "activity_regularizer": _serialize(self.activity_regularizer),
-                "depthwise_constraint": _serialize(self.depthwise_constraint),
-                "pointwise_constraint": _serialize(self.pointwise_constraint),
-                "bias_constraint": _serialize(self.bias_constraint)}
+                **weight_options_config(
+                    self, "activation", "use_bias", "depthwise_initializer",
+                    "pointwise_initializer", "bias_initializer", "depthwise_regularizer",
+                    "pointwise_regularizer", "bias_regularizer", "activity_regularizer",
+                    "depthwise_constraint", "pointwise_constraint", "bias_constraint")}
 
 
 SeparableConvolution1D = SeparableConv1D
