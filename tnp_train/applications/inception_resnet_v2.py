@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import backend, layers
 from . import imagenet_utils
-from ._common import finish, notop_pooling, setup, validate_activation
+from ._common import finish, pooled_top, setup
 
 __all__ = ["InceptionResNetV2", "preprocess_input", "decode_predictions"]
 
@@ -122,12 +122,8 @@ def InceptionResNetV2(include_top=True, weights="imagenet", input_tensor=None,  
     x = inception_resnet_block(x, scale=1.0, activation=None, block_type="block8", block_idx=10)
     x = conv2d_bn(x, 1536, 1, name="conv_7b")
 
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    else:
-        x = notop_pooling(x, pooling, named=False)
+    x = pooled_top(x, include_top, pooling, classes, classifier_activation, weights,
+                   named_pools=False)
     return finish(img_input, input_tensor, x, "inception_resnet_v2", weights)
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import backend, layers
 from . import imagenet_utils
-from ._common import finish, notop_pooling, setup, validate_activation
+from ._common import finish, pooled_top, setup
 
 __all__ = ["Xception", "preprocess_input", "decode_predictions"]
 
@@ -73,12 +73,8 @@ def Xception(include_top=True, weights="imagenet", input_tensor=None, input_shap
     x = bn("block14_sepconv2_bn")(x)
     x = layers.Activation("relu", name="block14_sepconv2_act")(x)
 
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    else:
-        x = notop_pooling(x, pooling, named=False)
+    x = pooled_top(x, include_top, pooling, classes, classifier_activation, weights,
+                   named_pools=False)
     return finish(img_input, input_tensor, x, "xception", weights)
 
 
