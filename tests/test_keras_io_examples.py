@@ -25,9 +25,6 @@ KNOWN_FAILURES = {
     "text_classification_from_scratch": (
         ValueError, "tt.Input(shape=(1,), dtype='string') is refused (string inputs to a "
         "functional model)"),
-    "making_new_layers_and_models_via_subclassing": (
-        TypeError, "tnp functions (tnp.square, tnp.mean) on a symbolic KerasTensor do not become "
-        "TFOpLambda layers as tf ops do"),
 }
 
 

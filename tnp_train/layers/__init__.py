@@ -2,7 +2,7 @@
 from .base import Layer, InputSpec
 from .core import (Activation, ActivityRegularization, Dense, Dropout, Flatten, Input,
                    InputLayer, Lambda, Masking, Permute, RepeatVector, Reshape, SpatialDropout1D,
-                   SpatialDropout2D, SpatialDropout3D, TFOpLambda)
+                   SpatialDropout2D, SpatialDropout3D, TFOpLambda, TnpOpLambda)
 from .merge import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add,
                     average, concatenate, dot, maximum, minimum, multiply, subtract)
 from .serialization import deserialize, serialize
@@ -26,7 +26,7 @@ from .wrappers import TimeDistributed, Wrapper
 from . import experimental
 
 __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Activation", "Dropout",
-           "Flatten", "Reshape", "Permute", "RepeatVector", "Lambda", "Masking", "TFOpLambda",
+           "Flatten", "Reshape", "Permute", "RepeatVector", "Lambda", "Masking", "TFOpLambda", "TnpOpLambda",
            "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot",
            "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "dot",
            "serialize", "deserialize", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN",

@@ -17,7 +17,7 @@ from .base import Layer
 from .keras_tensor import KerasTensor, Node
 
 __all__ = ["InputLayer", "Input", "Dense", "Activation", "Dropout", "Flatten", "Reshape",
-           "Permute", "RepeatVector", "Lambda", "Masking", "TFOpLambda", "SpatialDropout1D",
+           "Permute", "RepeatVector", "Lambda", "Masking", "TFOpLambda", "TnpOpLambda", "SpatialDropout1D",
            "SpatialDropout2D", "SpatialDropout3D", "ActivityRegularization"]
 
 
@@ -446,6 +446,48 @@ class TFOpLambda(Lambda):
         if isinstance(inputs, list):
             return self.function(*inputs)
         return self.function(inputs)
+
+
+class TnpOpLambda(TFOpLambda):
+    """A tnp function applied to symbolic tensors (``tnp.square(z)``, ``tnp.mean(x, axis=-1)``
+    on ``tt.Input``s) as a layer, as TF makes a ``TFOpLambda`` of a ``tf.*`` op on a
+    KerasTensor: called with the function's own arguments; its config names the function
+    (``"tnp.linalg.norm"``), so a model with one saves and loads without custom objects."""
+
+    def __init__(self, function, op=None, **kwargs):
+        super().__init__(function, **kwargs)
+        self.op = op or f"tnp.{getattr(function, '__name__', 'op')}"
+
+    def call(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
+
+    def get_config(self):
+        config = Layer.get_config(self)
+        config["op"] = self.op
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        op = config.pop("op")
+        fn = _resolve_tnp_op(op)
+        return cls(fn, op=op, **config)
+
+
+def _resolve_tnp_op(op):
+    """The tnp function named ``op`` (``"tnp.mean"``, ``"tnp.linalg.norm"``,
+    ``"tnp.add.reduce"``)."""
+    import importlib
+    parts = op.split(".")
+    if parts[0] != "tnp":
+        raise ValueError(f"TnpOpLambda: {op!r} is not a tnp function")
+    obj = importlib.import_module("tnp")
+    for part in parts[1:]:
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ValueError(f"TnpOpLambda: tnp has no function {op!r}") from None
+    return obj
 
 
 class _SpatialDropout(Dropout):

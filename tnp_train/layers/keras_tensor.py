@@ -42,6 +42,32 @@ class KerasTensor:
     def __bool__(self):
         raise TypeError("A KerasTensor is symbolic and has no truth value")
 
+    # tnp (and NumPy) functions on symbolic tensors become layers, as tf ops do in Keras: tnp
+    # hands a KerasTensor argument to NumPy, whose protocols bring the call here
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        import tnp
+        fn = getattr(tnp, ufunc.__name__, None)
+        if fn is None or (method != "__call__" and not hasattr(fn, method)):
+            return NotImplemented
+        op = f"tnp.{ufunc.__name__}"
+        if method != "__call__":
+            fn, op = getattr(fn, method), f"{op}.{method}"
+        from .core import TnpOpLambda
+        return TnpOpLambda(fn, op=op, name=_op_name(ufunc.__name__))(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        module = getattr(func, "__module__", "") or ""
+        if not module.startswith("numpy"):
+            return NotImplemented
+        sub = ".".join(p for p in module.split(".")[1:] if not p.startswith("_"))
+        op = "tnp." + (f"{sub}." if sub else "") + func.__name__
+        from .core import TnpOpLambda, _resolve_tnp_op
+        try:
+            fn = _resolve_tnp_op(op)
+        except ValueError:
+            return NotImplemented
+        return TnpOpLambda(fn, op=op, name=_op_name(func.__name__))(*args, **kwargs)
+
     # operators on symbolic tensors become small layers, as in Keras
     def _op(self, other, fn, name, reverse=False):
         from .core import TFOpLambda
@@ -75,6 +101,40 @@ class KerasTensor:
     def __neg__(self):
         from .core import TFOpLambda
         return TFOpLambda(lambda a: -a, name="negative")(self)
+
+    # the other operators, as the tnp ufuncs they are (layers that save by name)
+    def __rtruediv__(self, o):
+        return _tnp_call("true_divide", o, self)
+
+    def __floordiv__(self, o):
+        return _tnp_call("floor_divide", self, o)
+
+    def __mod__(self, o):
+        return _tnp_call("remainder", self, o)
+
+    def __pow__(self, o):
+        return _tnp_call("power", self, o)
+
+    def __rpow__(self, o):
+        return _tnp_call("power", o, self)
+
+    def __rmatmul__(self, o):
+        return _tnp_call("matmul", o, self)
+
+    def __abs__(self):
+        return _tnp_call("absolute", self)
+
+    def __gt__(self, o):
+        return _tnp_call("greater", self, o)
+
+    def __ge__(self, o):
+        return _tnp_call("greater_equal", self, o)
+
+    def __lt__(self, o):
+        return _tnp_call("less", self, o)
+
+    def __le__(self, o):
+        return _tnp_call("less_equal", self, o)
 
     def __getitem__(self, key):
         from .core import TFOpLambda
@@ -125,3 +185,14 @@ def pack_like(structure, flat):
 
 def is_symbolic(x):
     return any(isinstance(t, KerasTensor) for t in flatten(x))
+
+
+def _op_name(name):
+    from .base import unique_name
+    return unique_name(f"tnp.{name}".replace(".", "_"))
+
+
+def _tnp_call(name, *args):
+    import tnp
+    from .core import TnpOpLambda
+    return TnpOpLambda(getattr(tnp, name), op=f"tnp.{name}", name=_op_name(name))(*args)
