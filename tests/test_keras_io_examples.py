@@ -22,9 +22,6 @@ EXAMPLES = runpy.run_path(str(HERE / "compare.py"))["EXAMPLES"]
 # checked): the example must still fail with this exception type, and once one is fixed the test
 # fails until its entry goes.
 KNOWN_FAILURES = {
-    "text_classification_from_scratch": (
-        ValueError, "tt.Input(shape=(1,), dtype='string') is refused (string inputs to a "
-        "functional model)"),
 }
 
 

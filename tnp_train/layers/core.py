@@ -109,7 +109,10 @@ class InputLayer(Layer):
         # required inputs exist here, so False is accepted and dropped
         if kwargs.pop("optional", False):
             raise ValueError(f"InputLayer {name!r}: optional inputs are not supported")
-        super().__init__(name=name, dtype=dtype or "float32", **kwargs)
+        # a string input (TF's tf.string) holds NumPy strings; the layer itself computes nothing
+        string = isinstance(dtype, str) and dtype in ("string", "str", "object")
+        super().__init__(name=name, dtype="float32" if string or dtype is None else dtype,
+                         **kwargs)
         self.input_shape = dims
         self.batch_size = batch_size
         self.built = True
@@ -117,8 +120,9 @@ class InputLayer(Layer):
         if sparse or ragged:
             raise NotImplementedError("InputLayer: sparse and ragged inputs are not supported")
         dt = _np.dtype(dtype).name if dtype is not None and not isinstance(dtype, str) else (dtype or None)
-        self._input_dtype = dt or self.compute_dtype
-        out = KerasTensor((batch_size,) + self.input_shape, self._input_dtype, name=self.name)
+        self._input_dtype = "string" if string else (dt or self.compute_dtype)
+        out = KerasTensor((batch_size,) + self.input_shape,
+                          "object" if string else self._input_dtype, name=self.name)
         node = Node(self, (), {}, out)
         out._node = node
         self._inbound_nodes.append(node)

@@ -178,6 +178,11 @@ class Functional(Model):
                 x = tnp.asarray(x)
             if x.dtype != t.dtype and _is_floating(x.dtype) and _is_floating(t.dtype):
                 x = x.astype(t.dtype)
+            # Keras's rank adjustment: one axis of size 1 added or dropped at the end
+            if x.ndim == len(t.shape) - 1 and t.shape[-1] == 1:
+                x = tnp.expand_dims(x, -1)
+            elif x.ndim == len(t.shape) + 1 and x.shape[-1] == 1:
+                x = tnp.squeeze(x, -1)
             if x.ndim != len(t.shape) or any(d is not None and d != s for d, s in zip(t.shape, x.shape)):
                 raise ValueError(f"Input 0 of layer \"{self.name}\" is incompatible with the layer: "
                                  f"expected shape={t.shape}, found shape={tuple(x.shape)}")
