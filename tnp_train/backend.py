@@ -385,12 +385,6 @@ def abs(x):  # noqa: A001
     return tnp.abs(_t(x))
 
 
-def exp(x):
-    return tnp.exp(_t(x))
-
-
-def log(x):
-    return tnp.log(_t(x))
 
 
 def sqrt(x):
@@ -399,12 +393,6 @@ def sqrt(x):
     return tnp.sqrt(tnp.clip(x, 0, _np.inf).astype(x.dtype))
 
 
-def square(x):
-    return tnp.square(_t(x))
-
-
-def sign(x):
-    return tnp.sign(_t(x))
 
 
 def round(x):  # noqa: A001
@@ -412,48 +400,18 @@ def round(x):  # noqa: A001
     return tnp.round(_t(x))
 
 
-def sin(x):
-    return tnp.sin(_t(x))
-
-
-def cos(x):
-    return tnp.cos(_t(x))
 
 
 def pow(x, a):  # noqa: A001
     return tnp.power(_t(x), a)
 
 
-def maximum(x, y):
-    return tnp.maximum(_t(x), _t(y))
 
 
-def minimum(x, y):
-    return tnp.minimum(_t(x), _t(y))
 
 
-def equal(x, y):
-    return tnp.equal(_t(x), _t(y))
 
 
-def not_equal(x, y):
-    return tnp.not_equal(_t(x), _t(y))
-
-
-def greater(x, y):
-    return tnp.greater(_t(x), _t(y))
-
-
-def greater_equal(x, y):
-    return tnp.greater_equal(_t(x), _t(y))
-
-
-def less(x, y):
-    return tnp.less(_t(x), _t(y))
-
-
-def less_equal(x, y):
-    return tnp.less_equal(_t(x), _t(y))
 
 
 def clip(x, min_value, max_value):
@@ -521,9 +479,6 @@ def softsign(x):
     from .activations import softsign as _ss
     return _ss(_t(x))
 
-
-def tanh(x):
-    return tnp.tanh(_t(x))
 
 
 def softmax(x, axis=-1):
@@ -1389,3 +1344,20 @@ def ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1):
     for b, q in enumerate(paths):
         dense[b, :len(q)] = q
     return [tnp.asarray(dense)], tnp.asarray(_np.asarray(scores).reshape(-1, 1))
+
+
+def _elementwise(name):
+    """``keras.backend.<name>``: tnp's function of that name on the arguments as tensors."""
+    fn = getattr(tnp, name)
+
+    def op(*args):
+        return fn(*(_t(a) for a in args))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``tnp.{name}`` of the arguments (``tf.keras.backend.{name}``)."
+    return op
+
+
+# the element-wise functions that are tnp's own, under Keras's names
+for _name in ('exp', 'log', 'square', 'sign', 'sin', 'cos', 'maximum', 'minimum', 'equal', 'not_equal', 'greater', 'greater_equal', 'less', 'less_equal', 'tanh'):
+    globals()[_name] = _elementwise(_name)
+del _name

@@ -203,15 +203,23 @@ def sigmoid(x):
 _LOGITS = {}
 
 
-def _remember_logits(out, kind, x, axis=-1):
-    key = id(out)
+class _OutputRef(weakref.ref):
+    """A weak reference that knows its registry key (one shared callback, no closure per call:
+    this runs on every sigmoid and softmax)."""
+    __slots__ = ("key",)
 
-    def forget(_ref, key=key):
-        _LOGITS.pop(key, None)
+
+def _forget(ref):
+    _LOGITS.pop(ref.key, None)
+
+
+def _remember_logits(out, kind, x, axis=-1):
     try:
-        _LOGITS[key] = (weakref.ref(out, forget), kind, x, axis)
+        ref = _OutputRef(out, _forget)
     except TypeError:       # not weak-referenceable (a foreign array type): nothing remembered
-        pass
+        return out
+    ref.key = key = id(out)
+    _LOGITS[key] = (ref, kind, x, axis)
     return out
 
 

@@ -683,5 +683,6 @@ if get_rule("imag") is None:
 # ---------------------------------------------------------------------------- declarations
 no_array_output(["shape", "size", "ndim"], "returns a shape or an int")
 no_array_output("broadcast_shapes", "returns a shape")
-nondifferentiable("copyto", "in-place write into its first argument: the tape refuses in-place "
-                            "writes that involve a tracked array (use tnp.where)")
+nondifferentiable("copyto", "in-place write into its first argument (returns None): the tape "
+                            "records the write itself as a new version of that argument "
+                            "(tnp_train.autodiff.inplace)")
