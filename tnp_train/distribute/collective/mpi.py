@@ -510,6 +510,17 @@ class MPICommunicator(Communicator):
         """The :class:`CollectiveWorkerLostError` for peers ``lost`` found dead outside MPI (a
         shared-memory collective saw their processes gone); the communicator is revoked and
         marked broken, as for a death MPI reports."""
+        # Let MPI's own failure detector (ULFM) see the death first: a job aborted while the
+        # runtime is still handling a process that died a moment ago can leave mpiexec waiting
+        # for ever (seen with Open MPI 5's prterun under --with-ft ulfm). Without ULFM the
+        # runtime ends the job itself meanwhile.
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline and not set(lost) <= set(self._failed_ranks()):
+            try:
+                self._comm.Iprobe(_MPI.ANY_SOURCE, _MPI.ANY_TAG)    # drives MPI's progress
+            except Exception:  # noqa: BLE001 - a failure reported here is what we wait for
+                pass
+            time.sleep(0.01)
         note_lost(lost)
         try:
             self._comm.Revoke()
@@ -559,6 +570,11 @@ class MPICommunicator(Communicator):
                 stream.flush()
             except Exception:  # noqa: BLE001 - aborting anyway
                 pass
+        if _lost_in_job:
+            # A process of the job has died (ULFM keeps the survivors alive): MPI_Abort can then
+            # leave Open MPI 5's prterun waiting for ever (about 1 job in 25 here, on either
+            # collective path). Each survivor ends itself instead; the job ends with them.
+            os._exit(int(errorcode) or 1)
         _mpi().COMM_WORLD.Abort(int(errorcode))
 
     # -- starting a collective -------------------------------------------------------------------
