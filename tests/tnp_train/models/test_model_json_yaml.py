@@ -10,7 +10,7 @@ import pytest
 
 import tnp_train as tt
 
-FIX = json.loads((Path(__file__).resolve().parents[1] / "fixtures" /
+FIX = json.loads((Path(__file__).resolve().parents[2] / "fixtures" /
                   "tf_model_json.json").read_text())
 
 

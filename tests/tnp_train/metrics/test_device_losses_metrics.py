@@ -29,6 +29,12 @@ import pytest
 import tnp
 import tnp_train as tt
 from tnp.extend import backend_array, wrap
+# the device-check helpers live beside the layer and fit tests they were written for
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1] / "layers"))
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1] / "trainers"))
 import test_fit_host_and_validation as fh
 import test_layer_kernels_backend as kb
 from tnp_train import losses as losses_mod

@@ -14,6 +14,11 @@ import pytest
 
 import tnp
 import tnp_train as tt
+# the device-check helpers live beside the layer and fit tests they were written for
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1] / "layers"))
 import test_layer_kernels_backend as kb
 
 A = tt.activations
