@@ -42,6 +42,17 @@ def test_tnp_reductions_of_pandas_objects_are_pandas_numbers(frame):
     pd.testing.assert_series_equal(g.agg(tnp.mean), g.agg(np.mean))
 
 
+def test_element_wise_functions_applied_by_pandas_keep_float_columns(frame):
+    # pandas hands each element (a Python or NumPy number) to the function: no tnp array in, so
+    # tnp returns NumPy's number and the column is float, as with NumPy
+    s = frame["a"] + 1.0
+    for f in (lambda xp: s.apply(xp.sqrt), lambda xp: s.map(xp.log),
+              lambda xp: s.apply(lambda v: xp.exp(v) + xp.square(v)),
+              lambda xp: frame[["a"]].apply(lambda c: xp.sum(c) / xp.max(c), axis=0)):
+        pd.testing.assert_series_equal(f(tnp), f(np))
+    assert s.apply(tnp.sqrt).dtype == np.float64
+
+
 def test_setting_a_tnp_scalar_into_a_float_cell_keeps_the_column_float(frame):
     x = tnp.arange(5.0)
     f = frame.copy()

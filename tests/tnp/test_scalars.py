@@ -7,6 +7,7 @@ import operator
 import pickle
 
 import numpy
+import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
@@ -353,3 +354,37 @@ def test_object_array_elements_are_the_objects():
     assert list(two.flat)[2] is objs[0]
     sub = t[:2]
     assert isinstance(sub, tnp.ndarray) and sub.dtype == object and sub[0] is objs[0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, x: xp.sqrt(x[1]), lambda xp, x: xp.sum(x), lambda xp, x: x.mean(),
+    lambda xp, x: xp.dot(x, x), lambda xp, x: xp.maximum(x[0], 2.0), lambda xp, x: x[2] * 3,
+    lambda xp, x: xp.mean([x[0], x[1]]), lambda xp, x: xp.isnan(x[0])])
+def test_values_of_tnp_arrays_are_tnp_scalars(call):
+    # a value made from a tnp array stays a tnp value (a tape can follow it)
+    x = tnp.asarray([1.0, 4.0, 9.0])
+    r = call(tnp, x)
+    assert type(r) is tnp.Scalar
+    e = call(np, np.asarray([1.0, 4.0, 9.0]))
+    assert r.dtype == e.dtype and r == e
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp: xp.sqrt(2.0), lambda xp: xp.sum([1, 2, 3]), lambda xp: xp.mean([1.0, 2.5]),
+    lambda xp: xp.exp(np.float32(1.0)), lambda xp: xp.add(1, 2), lambda xp: xp.dot([1, 2], [3, 4]),
+    lambda xp: xp.isnan(1.0), lambda xp: xp.hypot(3, 4), lambda xp: xp.linalg.norm([3.0, 4.0])])
+def test_values_of_no_tnp_array_are_numpys_numbers(call):
+    # no tnp array in: NumPy's own number out, of NumPy's type (so pandas, json-free code and
+    # isinstance(v, float) see what NumPy gives); no tape could follow such a value
+    r, e = call(tnp), call(np)
+    assert type(r) is type(e) and r == e
+
+
+def test_a_numpy_number_from_tnp_meets_a_tnp_array_and_the_tape_follows():
+    import tnp_train as tt
+    w = tt.Variable(tnp.asarray([0.5, -1.0]))
+    with tt.GradientTape() as tape:
+        c = tnp.exp(0.5)                   # a NumPy float64: made of no tnp array
+        loss = tnp.sum(c * w * w) + tnp.sqrt(2.0) * tnp.sum(w)
+    g = tape.gradient(loss, w)
+    np.testing.assert_allclose(np.asarray(g), 2 * np.exp(0.5) * np.array([0.5, -1.0]) + np.sqrt(2.0))
