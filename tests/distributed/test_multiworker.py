@@ -47,6 +47,13 @@ def test_two_ranks_train_as_one_process(mpirun, tmp_path, reference):
             np.testing.assert_allclose(got[f"{tag}_loss"], ref[f"{tag}_loss"], rtol=1e-5,
                                        err_msg=f"{tag} rank {rank}")
         for kind in ("mlp", "cnn"):
+            # every batch's logs (fit's running loss and accuracy) are the job's, as one
+            # process's, though after the first step the metrics' state is summed with the
+            # gradients instead of in a collective of its own (at most one per epoch is left)
+            np.testing.assert_allclose(got[f"{kind}_fit_batches"], ref[f"{kind}_fit_batches"],
+                                       rtol=1e-5, err_msg=f"{kind} rank {rank}")
+            assert int(got[f"{kind}_fit_log_collectives"]) <= 2, \
+                (kind, int(got[f"{kind}_fit_log_collectives"]))
             # accuracy counts agree exactly (whole samples); evaluate's batches of 32, 32, 6
             np.testing.assert_array_equal(got[f"{kind}_fit_acc"], ref[f"{kind}_fit_acc"])
             np.testing.assert_allclose(got[f"{kind}_fit_eval"], ref[f"{kind}_fit_eval"],

@@ -231,6 +231,65 @@ class AllReduceGradients:
         self._vars = None          # ref -> variable
         self._arrived = set()
         self._started = False
+        self._riders = None        # (variables_fn, extended): ON_READ state summed with the step
+        self._rider_plan = None    # (signature, persistent plan) of that state
+
+    def carry_on_read(self, variables_fn, extended):
+        """Sum the ON_READ state that ``variables_fn()`` lists (a model's metric totals and
+        counts) over the workers with every step's gradients, in a small persistent all-reduce
+        that starts when the gradients are handed over (so no rank waits for it on its own),
+        and hand the sums to ``extended._on_read_carried``: reading the metrics right after the
+        step (``fit``'s logs) then needs no collective of its own. Every rank passes the same
+        variables (they are the same model's)."""
+        self._riders = (variables_fn, extended)
+
+    def _start_riders(self):
+        if self._riders is None:
+            return None
+        variables_fn, extended = self._riders
+        carried = extended._on_read_carry_parts(variables_fn())
+        if not carried:
+            return None
+        variables, parts, versions = carried
+        signature = tuple((p.size, p.dtype.str) for p in parts)
+        if self._rider_plan is None or self._rider_plan[0] != signature:
+            if self._rider_plan is not None:
+                self._rider_plan[1].close()
+            # one buffer per dtype (the state of float32 and float64 metrics differ)
+            groups = {}
+            for i, p in enumerate(parts):
+                groups.setdefault(p.dtype, []).append(i)
+            layout = [(dt, idx, sum(parts[i].size for i in idx)) for dt, idx in groups.items()]
+            plan = self._comm.persistent_allreduce([(n, dt) for dt, _, n in layout], "sum")
+            self._rider_plan = (signature, plan, layout)
+        _, plan, layout = self._rider_plan
+        for b, (_, idx, _) in enumerate(layout):
+            plan.acquire(b)
+            buf, off = plan.buffer(b), 0
+            for i in idx:
+                n = parts[i].size
+                buf[off:off + n] = parts[i].reshape(-1)
+                off += n
+            plan.start(b)
+        return variables, parts, versions
+
+    def _finish_riders(self, riders):
+        variables, parts, versions = riders
+        _, plan, layout = self._rider_plan
+        sums = [None] * len(parts)
+        for b, (_, idx, _) in enumerate(layout):
+            red, off = plan.wait(b), 0
+            for i in idx:
+                n = parts[i].size
+                sums[i] = red[off:off + n].reshape(parts[i].shape).copy()
+                off += n
+        self._riders[1]._on_read_carried(variables, versions, sums)
+
+    def _cancel_riders(self):
+        if self._rider_plan is not None:
+            plan, layout = self._rider_plan[1], self._rider_plan[2]
+            for b in range(len(layout)):
+                plan.cancel(b)
 
     def _rebind(self, comm, num_replicas):
         """Reduce over ``comm`` from now on (an elastic job's survivors); the buckets are laid
@@ -242,6 +301,9 @@ class AllReduceGradients:
         self._vars = None
         self._arrived = set()
         self._started = False
+        if self._rider_plan is not None:
+            self._rider_plan[1].close()
+        self._rider_plan = None
 
     def _learn(self, variables):
         try:
@@ -304,7 +366,17 @@ class AllReduceGradients:
             for key, _ in reversed(self._items):
                 if key not in self._arrived and key in given:
                     self._hand_over(key, given[key])
-            reduced = self._bucketer.finish()
+            # the buckets first: on the MPI path the collectives must come in one order everywhere
+            self._bucketer.launch_remaining()
+            riders = self._start_riders()
+            try:
+                reduced = self._bucketer.finish()
+            except BaseException:
+                if riders is not None:
+                    self._cancel_riders()
+                raise
+            if riders is not None:
+                self._finish_riders(riders)
         finally:
             self._arrived = set()
             self._started = False

@@ -36,6 +36,7 @@ from ..utils.random import set_thread_stream
 from . import values as _values
 from .collective.base import CollectiveError as _CollectiveError
 from .distributed_variables import SyncOnReadVariable, current_replica, replica_scope
+from tnp.extend import version as _version  # noqa: E402 - the carried sums' check
 from .cross_device_ops import all_reduce_arrays
 from .input_options import InputContext, InputReplicationMode, RunOptions
 from .reduce_util import ReduceOp, as_reduce_op
@@ -769,6 +770,45 @@ class StrategyExtended:
         return None
 
     # ------------------------------------------------------------------ ON_READ state
+    def _on_read_carry_parts(self, variables):
+        """For a gradient aggregator carrying ON_READ state with the gradients: the plain
+        ON_READ SUM variables among ``variables``, this worker's parts (backend arrays) and
+        their versions, or None when there are none (or copies per local replica)."""
+        if self._num_replicas_in_sync == 1:
+            return None
+        chosen, parts, versions = [], [], []
+        for v in variables:
+            if isinstance(v, Variable) and v.synchronization is VariableSynchronization.ON_READ:
+                if isinstance(v, SyncOnReadVariable):
+                    return None
+                if v.aggregation is VariableAggregation.SUM:
+                    chosen.append(v)
+                    parts.append(backend_array(v))
+                    versions.append(_version(v))
+        return (chosen, parts, versions) if chosen else None
+
+    def _on_read_carried(self, variables, versions, sums):
+        """The sums over the workers of ``variables`` at ``versions`` (a gradient aggregator
+        carried them with the step): :meth:`_read_on_read` uses them while the variables are
+        unchanged since (the same on every rank, which run the same steps), instead of a
+        collective of its own."""
+        self._on_read_sums = {v.ref(): (ver, s) for v, ver, s in zip(variables, versions, sums)}
+
+    def _carried_sums(self, variables, idx):
+        """The carried sums of ``variables[i]`` for every ``i`` in ``idx``, or None unless
+        every one is there and unchanged."""
+        cache = getattr(self, "_on_read_sums", None)
+        if not cache:
+            return None
+        out = []
+        for i in idx:
+            v = variables[i]
+            hit = cache.get(v.ref())
+            if hit is None or hit[0] != _version(v):
+                return None
+            out.append(hit[1])
+        return out
+
     def _read_on_read(self, variables):
         """The values of ``variables`` as read in cross-replica context (new tnp arrays):
         ON_READ ones combined across replicas by their aggregation, in one collective per
@@ -786,6 +826,11 @@ class StrategyExtended:
                     by_op[key].append(i)
                     continue
             out[i] = wrap(backend_array(v).copy(), device_of(v))
+        carried = self._carried_sums(variables, by_op["sum"]) if by_op["sum"] else None
+        if carried is not None:
+            for i, c in zip(by_op["sum"], carried):
+                out[i] = wrap(c.copy(), device_of(variables[i]))
+            by_op["sum"] = []
         for op in ("sum", "mean"):
             idx = by_op[op]
             if idx:

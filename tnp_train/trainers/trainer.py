@@ -235,9 +235,14 @@ class Trainer:
                              "that has targets (y), or add one with `add_loss`")
         # TF 2.4's `_minimize` applies nothing without trainable variables: a model with only
         # add_loss terms and frozen weights still reports its loss
+        if y is not None:
+            # Keras updates the metrics after the step; before it they take the same values
+            # (y_pred is this step's), and under a strategy their state is then final when the
+            # gradients are summed over the workers, so it is summed with them
+            self.compiled_metrics.update_state(y, y_pred, sample_weight)
         if variables:
             self.optimizer.minimize(loss, variables, tape=tape)
-        return self._update_metrics(y, y_pred, sample_weight)
+        return self._logs()
 
     def _update_metrics(self, y, y_pred, sample_weight):
         if y is not None:
@@ -325,6 +330,8 @@ class Trainer:
                 val = DataHandler(validation_data, batch_size=validation_batch_size or batch_size,
                                   steps_per_epoch=validation_steps, distribute=strategy)
         steps = data.steps_per_epoch
+        if strategy is not None:
+            _carry_metric_state(strategy, self)
         cbs = self._callbacks(callbacks, verbose, epochs, steps)
         self.stop_training = False
         self._initial_epoch_from_backup = None
@@ -497,6 +504,17 @@ def _run(strategy, step, batch):
     if strategy is None:
         return step(batch)
     return strategy.run(step, args=(batch,))
+
+
+def _carry_metric_state(strategy, model):
+    """Under a strategy of several workers, the metrics' ON_READ state is summed with each
+    step's gradients (see ``AllReduceGradients.carry_on_read``), so the step's logs need no
+    collective of their own."""
+    opt = model.optimizer
+    inner = getattr(opt, "inner_optimizer", None) or opt
+    carry = getattr(getattr(inner, "gradient_aggregator", None), "carry_on_read", None)
+    if carry is not None:
+        carry(lambda: [v for m in model.metrics for v in m.variables], strategy.extended)
 
 
 def _global_results(strategy, metrics):

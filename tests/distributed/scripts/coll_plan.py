@@ -34,7 +34,9 @@ if mode == "ops":
         for dtype in (np.float32, np.float64, np.int64, np.float16, ml_dtypes.bfloat16):
             if op == "mean" and np.dtype(dtype).kind == "i":
                 continue
-            counts = (7, 5000, 1)
+            # 40003: over SCATTER_BYTES for every dtype (each rank sums its chunk of the shared
+            # result; not a multiple of 2 or 3 ranks), the others summed whole by every rank
+            counts = (7, 5000, 1, 40003)
             plan = comm.persistent_allreduce([(c, dtype) for c in counts], op)
             assert plan.shared, type(plan)
             kept = []
@@ -61,6 +63,25 @@ if mode == "ops":
             for got, copy in kept:          # later rounds wrote elsewhere
                 assert got.tobytes() == copy.tobytes(), (op, dtype, "overwritten")
             plan.close()
+    # transient results (the gradient buckets'): read-only views of the shared result, the
+    # same sums
+    plan = comm.persistent_allreduce([(40003, np.float32), (9, np.float32)], "sum",
+                                     transient=True)
+    for rnd in range(3):
+        for i, c in enumerate((40003, 9)):
+            plan.acquire(i)
+            plan.buffer(i)[...] = data(r, rnd, c, np.float32)
+            plan.start(i)
+        for i, c in enumerate((40003, 9)):
+            got = plan.wait(i)
+            ref = np.sum([data(p, rnd, c, np.float32).astype(np.float64) for p in range(n)], 0)
+            np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+            every = comm.allgather_object(got.tobytes())
+            assert all(b == every[0] for b in every), ("transient", "bits differ")
+            if i == 0:
+                assert not got.flags.writeable, "a shared result must be read-only"
+            cases += 1
+    plan.close()
     say(comm, f"plan ok: {cases} cases")
     say(comm, "ALL OK")
 elif mode == "mismatch":

@@ -33,7 +33,22 @@ def run_fit(make, kind, strategy, out, tag):
     model = build(make, strategy)
     out[f"{tag}_init"] = np.concatenate([w.numpy().ravel() for w in model.weights])
     x, y = data(kind, N_SAMPLES)
-    hist = model.fit(x, y, batch_size=B, epochs=EPOCHS, shuffle=True, verbose=0)
+    batches = []
+    record = tt.callbacks.LambdaCallback(on_train_batch_end=lambda b, logs: batches.append(
+        [float(logs["loss"]), float(logs["accuracy"])]))
+    # the metrics' state rides with the gradients after the first (unbucketed) step: count the
+    # strategy's own collectives for logs during fit
+    counted = []
+    if strategy is not None:
+        ext = strategy.extended
+        plain = ext._all_reduce_arrays
+        ext._all_reduce_arrays = lambda op, arrays: counted.append(op) or plain(op, arrays)
+    hist = model.fit(x, y, batch_size=B, epochs=EPOCHS, shuffle=True, verbose=0,
+                     callbacks=[record])
+    if strategy is not None:
+        del ext._all_reduce_arrays
+    out[f"{tag}_batches"] = np.asarray(batches)
+    out[f"{tag}_log_collectives"] = len(counted)
     out[f"{tag}_loss"] = hist.history["loss"]
     out[f"{tag}_acc"] = hist.history["accuracy"]
     out[f"{tag}_final"] = np.concatenate([w.numpy().ravel() for w in model.weights])

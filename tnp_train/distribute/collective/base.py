@@ -278,11 +278,12 @@ class Communicator:
         """End the whole job at once (``MPI_Abort``)."""
         raise NotImplementedError
 
-    def persistent_allreduce(self, specs, op="sum", xp=None):
+    def persistent_allreduce(self, specs, op="sum", xp=None, transient=False):
         """A plan that all-reduces the same buffers (``(count, dtype)`` each) round after round
-        (see :mod:`.shm`); collective: every rank calls it with the same ``specs``."""
+        (see :mod:`.shm`); collective: every rank calls it with the same ``specs``.
+        ``transient=True``: a result may be overwritten by the buffer's next round."""
         from .shm import make_plan
-        return make_plan(self, specs, op, np if xp is None else xp)
+        return make_plan(self, specs, op, np if xp is None else xp, transient)
 
     # -- shared helpers ------------------------------------------------------------------------
     def _report(self, name, op, seq, nbytes, t_start, t_wait_end, t_end):

@@ -155,9 +155,11 @@ class GradientBucketer:
         old, self._plan = self._plan, None
         for bucket in self._buckets:
             bucket.flat = None
+        # transient: a step's sums are used (by the optimizer) before the next step starts
+        # the same bucket, so a shared-memory plan may hand out views of its shared results
         plan = self.comm.persistent_allreduce(
             [(b.numel + len(b.keys), b.wire) for b in buckets], self.op,
-            buckets[0].xp if buckets else np)
+            buckets[0].xp if buckets else np, transient=True)
         if old is not None:
             old.close()
         slots = {}
@@ -224,9 +226,10 @@ class GradientBucketer:
                 break
 
     # -- end of step ---------------------------------------------------------------------------
-    def finish(self):
-        """Wait for every bucket; ``{key: reduced gradient}`` in the gradients' dtype, for every
-        key some rank gave a gradient for. Gradients not given on this rank count as zeros."""
+    def launch_remaining(self):
+        """Start every bucket not started yet, the gradients no one handed over counting as
+        zeros (:meth:`finish` does it first): after it, a further collective issued on the
+        communicator comes after every bucket's on every rank."""
         for bucket in self._buckets:
             if bucket.pending:
                 for i, key in enumerate(bucket.keys):
@@ -235,6 +238,11 @@ class GradientBucketer:
                         bucket.flat[o:o + n] = 0
                 bucket.pending = 0
         self._launch()
+
+    def finish(self):
+        """Wait for every bucket; ``{key: reduced gradient}`` in the gradients' dtype, for every
+        key some rank gave a gradient for. Gradients not given on this rank count as zeros."""
+        self.launch_remaining()
         out = {}
         plan = self._plan
         try:

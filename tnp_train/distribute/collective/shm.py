@@ -2,13 +2,16 @@
 gradient buckets), set up once, as MPI-4's ``MPI_Allreduce_init``.
 
 Where every rank of an :class:`~.mpi.MPICommunicator` runs on one machine, the plan maps one
-shared-memory segment: each rank writes its buffer where every other rank can read it, raises a
-flag, and each rank sums every rank's buffer itself, in rank order (so every rank gets the same
-bits) into a result of its own. Nothing is sent, there is no header exchange per call (the
-layout is agreed once, when the plan is made), and the data is read once; MPI's path copies it
-through its shared-memory transport and makes progress only inside MPI calls. Measured here on
-2 ranks (benchmarks/allreduce.py --buckets): the MLP's 2.7 MB of gradients in two buckets in
-0.21 ms against 0.49 ms through the MPI layer.
+shared-memory segment: each rank writes its buffer where every other rank can read it and
+raises a flag; then each rank sums, in rank order (so every rank gets the same bits), either
+every rank's buffer into a result of its own (small buffers) or, for a large one, only its
+chunk of it into a result region all ranks share (a reduce-scatter), and takes the others'
+chunks from there once their flags say they are written (an all-gather). Nothing is sent,
+there is no header exchange per call (the layout is agreed once, when the plan is made), and
+the data is read once; MPI's path copies it through its shared-memory transport and makes
+progress only inside MPI calls. Measured here on 2 ranks (benchmarks/allreduce.py --buckets,
+before the chunked sums): the MLP's 2.7 MB of gradients in two buckets in 0.21 ms against
+0.49 ms through the MPI layer.
 
 Everything else keeps the layer's guarantees: a missing rank gets the stall warning and the
 timeout error naming it, a rank that leaves is reported as such, a rank whose process dies
@@ -103,18 +106,32 @@ class PersistentAllreduce:
 
 
 class SharedMemoryAllreduce(PersistentAllreduce):
-    """The shared-memory plan (see the module's docstring); made by :func:`make_plan`."""
+    """The shared-memory plan (see the module's docstring); made by :func:`make_plan`.
+
+    A buffer of at least ``SCATTER_BYTES`` is reduced in two halves of work, as a
+    reduce-scatter then an all-gather: rank ``r`` sums only chunk ``r`` of every rank's buffer
+    (in rank order, so each element is computed once, the same bits everywhere) into a result
+    region all ranks share, then reads the others' chunks from there. Each rank reads and
+    writes ``1/size`` of the data instead of all of it. With ``transient=True`` :meth:`wait`
+    returns a view of that shared region, valid until this rank starts the same buffer's next
+    round (the gradient buckets use each result before their next step); otherwise a copy of
+    its own (the layer's rule: a result is never overwritten by later rounds)."""
 
     shared = True
+    SCATTER_BYTES = 64 << 10   # below it, one more flag round costs more than the work saved
 
     # A rank's region: a page of flags, then its buffers. Flag words: 0 "this rank has left",
-    # then per buffer i: 1 + 2i the last round it started, 2 + 2i the last round it finished
-    # reading every rank's buffer i.
-    def __init__(self, comm, specs, op, mapping, region_bytes, offsets, pids=None):
+    # then per buffer i: 1 + 3i the last round it started, 2 + 3i the last round it finished
+    # reading every rank's buffer i, 3 + 3i the last round it wrote its chunk of the result.
+    WORDS = 3
+
+    def __init__(self, comm, specs, op, mapping, region_bytes, offsets, pids=None,
+                 results=None, transient=False):
         self.comm, self.op = comm, normalize_op(op)
         self._pids = pids
         self._map = mapping
         self._specs = [_spec(s) for s in specs]
+        self._transient = bool(transient)
         size, rank = comm.size, comm.rank
         raw = np.frombuffer(mapping, np.uint8)
         self._flags = [raw[p * region_bytes:p * region_bytes + _PAGE].view(np.int64)
@@ -122,11 +139,22 @@ class SharedMemoryAllreduce(PersistentAllreduce):
         self._data = [[raw[p * region_bytes + off:p * region_bytes + off + count * dt.itemsize]
                        .view(dt) for off, (count, dt) in zip(offsets, self._specs)]
                       for p in range(size)]
+        # the shared result regions (None: a buffer every rank sums whole) and, per buffer,
+        # this rank's chunk of it
+        self._shared = [None if off is None else
+                        raw[off:off + count * dt.itemsize].view(dt)
+                        for off, (count, dt) in zip(results or [None] * len(self._specs),
+                                                    self._specs)]
+        self._chunk = [((rank * count) // size, ((rank + 1) * count) // size)
+                       for count, _ in self._specs]
         self._mine = self._flags[rank]
         self._peers = [p for p in range(size) if p != rank]
         self._round = [0] * len(self._specs)
         self._started = [False] * len(self._specs)
+        self._summed = [False] * len(self._specs)
         self._t0 = [0.0] * len(self._specs)
+        self._t1 = [0.0] * len(self._specs)
+        self._seq = [0] * len(self._specs)
         self._results = [None] * len(self._specs)
         self._ufunc = _ufunc(self.op)
         self._buffers = self._data[rank]
@@ -135,8 +163,8 @@ class SharedMemoryAllreduce(PersistentAllreduce):
         """Wait until every peer has read this rank's buffer ``i`` of the last round (normally
         at once: a peer reads it before its own step ends)."""
         r = self._round[i]
-        if r and not self._all_at(2 + 2 * i, r):
-            self._wait_for(2 + 2 * i, r, i, "to read the previous round of")
+        if r and not self._all_at(2 + 3 * i, r):
+            self._wait_for(2 + 3 * i, r, i, "to read the previous round of")
 
     def start(self, i):
         if self._started[i]:
@@ -146,28 +174,44 @@ class SharedMemoryAllreduce(PersistentAllreduce):
         self._started[i] = True
         self._results[i] = None
         self._t0[i] = now()
-        self._mine[1 + 2 * i] = r      # after the data: the flag publishes it
+        # the communicator's sequence number (every rank starts its plans' rounds and its
+        # other collectives in one order): the profiler matches a collective across ranks by it
+        self._seq[i] = self.comm._next_seq()
+        self._summed[i] = False
+        self._mine[1 + 3 * i] = r      # after the data: the flag publishes it
 
     def test(self, i):
         if self._results[i] is not None:
             return True
-        if not self._all_at(1 + 2 * i, self._round[i]):
-            self._check_left(i)
-            return False
-        self._reduce(i)
+        if not self._summed[i]:
+            if not self._all_at(1 + 3 * i, self._round[i]):
+                self._check_left(i)
+                return False
+            self._reduce(i)
+        if self._results[i] is None:
+            if not self._all_at(3 + 3 * i, self._round[i]):
+                self._check_left(i)
+                return False
+            self._gather(i)
         return True
 
     def wait(self, i):
-        if self._results[i] is None and not self._all_at(1 + 2 * i, self._round[i]):
-            self._wait_for(1 + 2 * i, self._round[i], i, "to start")
-        if self._results[i] is None:
+        r = self._round[i]
+        if not self._summed[i] and self._results[i] is None:
+            if not self._all_at(1 + 3 * i, r):
+                self._wait_for(1 + 3 * i, r, i, "to start")
             self._reduce(i)
+        if self._results[i] is None:
+            if not self._all_at(3 + 3 * i, r):
+                self._wait_for(3 + 3 * i, r, i, "to sum its part of")
+            self._gather(i)
         out, self._results[i] = self._results[i], None
         self._started[i] = False
         return out
 
     def cancel(self, i):
         self._started[i] = False
+        self._summed[i] = False
         self._results[i] = None
 
     # -- internals -----------------------------------------------------------------------------
@@ -179,20 +223,56 @@ class SharedMemoryAllreduce(PersistentAllreduce):
         return True
 
     def _reduce(self, i):
-        t1 = now()
+        """Sum this rank's share of buffer ``i`` (all of it, or its chunk of a shared result)
+        over every rank, in rank order."""
+        self._t1[i] = now()
         count, dtype = self._specs[i]
-        parts = [d[i] for d in self._data]
-        out = self.comm._outputs.take(count * dtype.itemsize).view(dtype)
         ufunc = self._ufunc
-        ufunc(parts[0], parts[1], out=out)          # rank order: the same bits everywhere
-        for part in parts[2:]:
-            ufunc(out, part, out=out)
-        self._mine[2 + 2 * i] = self._round[i]      # done reading every rank's buffer
+        shared = self._shared[i]
+        if shared is None:
+            parts = [d[i] for d in self._data]
+            out = self.comm._outputs.take(count * dtype.itemsize).view(dtype)
+        else:
+            lo, hi = self._chunk[i]
+            parts = [d[i][lo:hi] for d in self._data]
+            out = shared[lo:hi]
+        if len(parts) == 1:
+            out[...] = parts[0]
+        else:
+            ufunc(parts[0], parts[1], out=out)      # rank order: the same bits everywhere
+            for part in parts[2:]:
+                ufunc(out, part, out=out)
+        self._mine[2 + 3 * i] = self._round[i]      # done reading every rank's buffer
+        self._summed[i] = True
+        if shared is None:
+            self._finish(i, out)
+        else:
+            self._mine[3 + 3 * i] = self._round[i]  # after the sums: the flag publishes them
+
+    def _gather(self, i):
+        """Every rank has written its chunk of buffer ``i``'s result: take it."""
+        shared = self._shared[i]
+        if self._transient:
+            # read-only: the region is every rank's result, and a write through it (an
+            # in-place gradient transform) would change the others' too
+            out = shared.view()
+            out.flags.writeable = False
+        else:
+            count, dtype = self._specs[i]
+            out = self.comm._outputs.take(count * dtype.itemsize).view(dtype)
+            out[...] = shared
+        self._finish(i, out)
+
+    def _finish(self, i, out):
         if self.op == "mean":
+            if self._shared[i] is not None and self._transient:
+                # the shared result is everyone's: each rank divides its own copy instead
+                out = out.copy()
             apply_mean(out, self.comm.size)
         self._results[i] = out
-        self.comm._report("allreduce", self.op, self._round[i], count * dtype.itemsize,
-                          self._t0[i], t1, now())
+        count, dtype = self._specs[i]
+        self.comm._report("allreduce", self.op, self._seq[i], count * dtype.itemsize,
+                          self._t0[i], self._t1[i], now())
 
     def _describe(self, i):
         count, dtype = self._specs[i]
@@ -296,16 +376,32 @@ def _layout(specs):
     return offsets, region
 
 
-def make_plan(comm, specs, op="sum", xp=np):
+def _result_layout(specs, start):
+    """Offsets (from ``start``) of the shared result regions of the buffers reduced in chunks
+    (None for the others), and the bytes they take."""
+    offsets, off = [], start
+    for count, dtype in specs:
+        if count * dtype.itemsize >= SharedMemoryAllreduce.SCATTER_BYTES:
+            offsets.append(off)
+            off += -(-count * dtype.itemsize // _ALIGN) * _ALIGN
+        else:
+            offsets.append(None)
+    return offsets, -(-(off - start) // _PAGE) * _PAGE
+
+
+def make_plan(comm, specs, op="sum", xp=np, transient=False):
     """A :class:`PersistentAllreduce` for ``specs`` (``(count, dtype)`` per buffer) on ``comm``:
     shared memory when every rank is on this machine, else the general form. Collective: every
-    rank calls it with the same ``specs`` (checked; a difference fails naming both layouts)."""
+    rank calls it with the same ``specs`` (checked; a difference fails naming both layouts).
+    ``transient=True``: a result may be a view that the buffer's next round overwrites (see
+    :class:`SharedMemoryAllreduce`)."""
     specs = [_spec(s) for s in specs]
     size = getattr(comm, "size", 1)
     # only between processes (an MPI communicator's ranks), and only where the memory model
     # lets plain stores publish data; otherwise each round is an ordinary checked all-reduce
     if size == 1 or xp is not np or not hasattr(comm, "_outputs") or not _allowed[0] \
-            or not _TSO or not os.path.isdir(_SHM_DIR):
+            or not _TSO or not os.path.isdir(_SHM_DIR) \
+            or 1 + SharedMemoryAllreduce.WORDS * len(specs) > _PAGE // 8:
         return PersistentAllreduce(comm, specs, op, xp)
     for _, dtype in specs:
         if dtype.kind not in "biufc" and not is_ml_dtype(dtype):
@@ -326,13 +422,15 @@ def make_plan(comm, specs, op="sum", xp=np):
         return PersistentAllreduce(comm, specs, op, xp)
 
     offsets, region = _layout(specs)
+    results, shared_bytes = _result_layout(specs, region * size)
+    total = region * size + shared_bytes
     path = None
     if comm.rank == 0:
         path = os.path.join(_SHM_DIR, f"tnp-allreduce-{os.getpid()}-{uuid.uuid4().hex[:12]}")
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
             try:
-                os.ftruncate(fd, region * size)
+                os.ftruncate(fd, total)
             finally:
                 os.close(fd)
         except OSError:
@@ -343,7 +441,7 @@ def make_plan(comm, specs, op="sum", xp=np):
         try:
             fd = os.open(path, os.O_RDWR)
             try:
-                mapping = mmap.mmap(fd, region * size)
+                mapping = mmap.mmap(fd, total)
             finally:
                 os.close(fd)
         except OSError:
@@ -359,7 +457,7 @@ def make_plan(comm, specs, op="sum", xp=np):
             mapping.close()
         return PersistentAllreduce(comm, specs, op, xp)
     plan = SharedMemoryAllreduce(comm, specs, op, mapping, region, offsets,
-                                 [info[3] for info in infos])
+                                 [info[3] for info in infos], results, transient)
     plans = getattr(comm, "_plans", None)
     if plans is not None:
         plans.add(plan)
