@@ -6,7 +6,10 @@ of a tnp array or imports ``tnp._core``. What is here:
 
 * **backend arrays**: :func:`backend_array` (the NumPy or CuPy array under a tnp array),
   :func:`device_of`, :func:`wrap` (a backend array as a tnp array on a device, no copy),
-  :func:`array_module` (``numpy`` or ``cupy`` for an array or a device);
+  :func:`array_module` (``numpy`` or ``cupy`` for an array or a device) and :func:`cupy` (the
+  CuPy module when tnp's GPU backend runs, else None);
+* **dtypes**: :func:`is_floating` and :func:`is_inexact`, tnp's floating dtypes (NumPy's and
+  ``bfloat16``, which NumPy sees as kind ``'V'``);
 * **version counters**: :func:`version` and :func:`bump_version`. Every in-place write through
   tnp bumps the counter shared by an array and its views; a library that writes into
   :func:`backend_array` directly must call :func:`bump_version` afterwards, so a tape that saved
@@ -15,6 +18,12 @@ of a tnp array or imports ``tnp._core``. What is here:
 """
 from __future__ import annotations
 
+import sys as _sys
+
+import numpy as _np
+
+from ._core import backend as _backends
+from ._core.dtypes import dtype_from_name as _dtype_from_name
 from ._core.ndarray import (
     ndarray as _ndarray, _new, bump_version as _bump, version_of as _version_of,
     wrap as _wrap,
@@ -24,7 +33,7 @@ from ._core.listeners import OpListenerHandle, add_op_listener, op_listeners, re
 
 __all__ = ["backend_array", "device_of", "wrap", "array_module", "version", "bump_version",
            "add_op_listener", "OpListenerHandle", "op_listeners", "reporting_suspended",
-           "get_default_device", "Device", "is_tnp_array"]
+           "get_default_device", "Device", "is_tnp_array", "cupy", "is_floating", "is_inexact"]
 
 
 def is_tnp_array(x):
@@ -99,14 +108,52 @@ def array_module(x=None):
         return x.backend.xp
     if isinstance(x, str):
         return _device(x).backend.xp
-    mod = type(x).__module__.split(".", 1)[0]
-    if mod == "cupy":
-        import cupy
+    if type(x).__module__.split(".", 1)[0] == "cupy":
+        return _sys.modules["cupy"]     # imported already: x is one of its arrays
+    return _np
 
-        return cupy
-    import numpy
 
-    return numpy
+def cupy():
+    """The ``cupy`` module when tnp's GPU backend runs (a GPU device has been used), else None.
+
+    Never imports CuPy itself (that takes seconds and initialises CUDA): code with a GPU path
+    asks ``extend.cupy()`` and takes the NumPy path on None; no CuPy array exists before."""
+    gpu = _backends.active_cupy_backend()
+    return None if gpu is None else gpu.xp
+
+
+# dtype-like -> bool, filled by _classify: these run for every recorded operation
+_FLOATING: dict = {}
+_INEXACT: dict = {}
+
+
+def _classify(dtype):
+    d = _np.dtype(_dtype_from_name(dtype) if isinstance(dtype, str) else dtype)
+    # NumPy's classes, not kinds: ml_dtypes gives bfloat16 kind 'V' and float8_e5m2 kind 'f'.
+    # Without ml_dtypes loaded no array can be a bfloat16 (loading it costs a second).
+    ml = _sys.modules.get("ml_dtypes")
+    floating = bool(_np.issubdtype(d, _np.floating)) or (
+        ml is not None and d == _np.dtype(ml.bfloat16))
+    inexact = floating or bool(_np.issubdtype(d, _np.complexfloating))
+    try:
+        _FLOATING[dtype], _INEXACT[dtype] = floating, inexact
+    except TypeError:     # an unhashable dtype-like
+        pass
+    return floating, inexact
+
+
+def is_floating(dtype):
+    """Whether ``dtype`` (a dtype, a scalar type or a name) is a real floating dtype of tnp's:
+    ``tnp.issubdtype(dtype, tnp.floating)`` or ``bfloat16``, which NumPy sees as kind ``'V'``."""
+    r = _FLOATING.get(dtype)
+    return _classify(dtype)[0] if r is None else r
+
+
+def is_inexact(dtype):
+    """Whether ``dtype`` is floating (:func:`is_floating`) or complex: the dtypes that carry
+    gradients."""
+    r = _INEXACT.get(dtype)
+    return _classify(dtype)[1] if r is None else r
 
 
 def version(x):

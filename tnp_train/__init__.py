@@ -5,38 +5,26 @@ Tape autodiff through any tnp code (``GradientTape``, ``Variable``, ``custom_gra
 outputs)``, subclassed ``Model``) with ``compile``/``fit``/``evaluate``/``predict``; losses,
 metrics, optimizers, callbacks; an input pipeline (``tt.data``); checkpoints (``tt.train``);
 mixed precision (``tt.mixed_precision``).
+
+Every subpackage and name here is imported on first use (PEP 562), so that importing one
+subpackage (``import tnp_train.initializers``) loads only what that subpackage imports, never
+the layers above it (see tests/tnp_train/test_import_layers.py).
 """
-from .autodiff import (
-    GradientTape, Variable, VariableAggregation, VariableSynchronization, custom_gradient,
-    stop_gradient, variable_creator_scope)
-
-from . import activations, backend, initializers, mixed_precision, utils  # noqa: E402
-from . import layers, losses, optimizers  # noqa: E402
-from . import models  # noqa: E402
-from .layers import Input  # noqa: E402
-from .models import Model, Sequential  # noqa: E402
-from .utils.lazy import LazyModule as _Lazy  # noqa: E402
-
-# packages at the level of the trainers, imported when first used
-metrics = _Lazy("tnp_train.metrics")
-regularizers = _Lazy("tnp_train.regularizers")
-callbacks = _Lazy("tnp_train.callbacks")
-data = _Lazy("tnp_train.data")
-train = _Lazy("tnp_train.train")
-nn = _Lazy("tnp_train.nn")
-distribute = _Lazy("tnp_train.distribute")
-profiler = _Lazy("tnp_train.profiler")
-experimental = _Lazy("tnp_train.experimental")
-wrappers = _Lazy("tnp_train.wrappers")
-applications = _Lazy("tnp_train.applications")
-constraints = _Lazy("tnp_train.constraints")
-preprocessing = _Lazy("tnp_train.preprocessing")
-datasets = _Lazy("tnp_train.datasets")
+from .utils.lazy import lazy_attributes as _lazy_attributes
 
 __version__ = "0.1.0"
-__all__ = ["applications", "GradientTape", "Variable", "VariableAggregation", "VariableSynchronization",
-           "variable_creator_scope",
-           "custom_gradient", "stop_gradient", "Input", "Model", "Sequential", "activations", "backend",
-           "experimental", "wrappers",
-           "callbacks", "constraints", "data", "datasets", "distribute", "initializers", "layers", "losses", "metrics", "mixed_precision",
-           "models", "nn", "optimizers", "preprocessing", "profiler", "regularizers", "train", "utils"]
+
+_SUBPACKAGES = ("activations", "applications", "autodiff", "backend", "callbacks", "checkpoint",
+                "constraints", "data", "datasets", "distribute", "experimental", "initializers",
+                "layers", "losses", "metrics", "mixed_precision", "models", "nn", "ops",
+                "optimizers", "preprocessing", "profiler", "regularizers", "train", "trainers",
+                "utils", "wrappers")
+# top-level names -> the subpackage that defines them
+_NAMES = {"GradientTape": "autodiff", "Variable": "autodiff", "VariableAggregation": "autodiff",
+          "VariableSynchronization": "autodiff", "custom_gradient": "autodiff",
+          "stop_gradient": "autodiff", "variable_creator_scope": "autodiff",
+          "Input": "layers", "Model": "models", "Sequential": "models"}
+
+__all__ = sorted(_NAMES) + sorted(set(_SUBPACKAGES) - {"autodiff", "checkpoint", "ops",
+                                                        "trainers"})
+__getattr__, __dir__ = _lazy_attributes(__name__, _NAMES, _SUBPACKAGES)

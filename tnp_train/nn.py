@@ -13,7 +13,7 @@ import numbers
 import numpy as _np
 
 import tnp
-from tnp.extend import is_tnp_array as _is_tnp
+from tnp.extend import is_floating as _is_floating, is_tnp_array as _is_tnp
 
 __all__ = ["compute_average_loss", "scale_regularization_loss"]
 
@@ -45,7 +45,7 @@ def _weights_for(loss, sample_weight):
     to the losses' shape."""
     # NumPy weights (not tnp ones) move to the losses' device when they meet them
     w = sample_weight if _is_tnp(sample_weight) else _np.asarray(sample_weight)
-    if w.dtype.kind not in "fiub" and w.dtype.name != "bfloat16":
+    if not (_is_floating(w.dtype) or w.dtype.kind in "iub"):
         raise TypeError(f"compute_average_loss: sample_weight must be numeric, got dtype "
                         f"{w.dtype}")
     orig = tuple(w.shape)
@@ -83,7 +83,7 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
         raise ValueError("compute_average_loss: per_example_loss must have rank >= 1 (one loss "
                          f"per example), got a scalar of dtype {loss.dtype}")
     dtype = loss.dtype
-    if dtype.kind != "f" and dtype.name != "bfloat16":
+    if not _is_floating(dtype):
         raise TypeError("compute_average_loss: per_example_loss must be floating point, got "
                         f"dtype {dtype}")
     if sample_weight is not None:

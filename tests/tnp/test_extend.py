@@ -52,6 +52,87 @@ def test_array_module():
     assert extend.array_module() is np
 
 
+class _NoCupyImport:
+    """A meta-path finder that fails the test if anything imports CuPy."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "cupy" or name.startswith("cupy."):
+            raise AssertionError(f"{name} was imported")
+        return None
+
+
+def test_cupy_is_none_without_a_running_gpu_backend_and_never_imports_cupy(monkeypatch):
+    from tnp._core import backend as backends
+
+    if backends.active_cupy_backend() is not None:
+        pytest.skip("a GPU backend runs in this process")
+    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [_NoCupyImport()] + sys.meta_path)
+    assert extend.cupy() is None
+    assert "cupy" not in sys.modules
+
+
+def test_cupy_and_array_module_of_a_gpu_array_give_the_running_cupy(monkeypatch):
+    import types
+
+    from tnp._core import backend as backends
+
+    fake = types.ModuleType("cupy")
+    fake_array = type("ndarray", (), {"__module__": "cupy"})
+    fake.ndarray = fake_array
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(backends, "_cupy_state",
+                        {"checked": True, "error": None,
+                         "backend": backends.Backend("cupy", fake, fake_array, True)})
+    assert extend.cupy() is fake
+    assert extend.array_module(fake_array()) is fake
+
+
+# NumPy's floating types, and bfloat16, which NumPy files under kind 'V' (not np.floating)
+FLOATING = ["float16", "float32", "float64", "longdouble", "bfloat16"]
+NOT_FLOATING = ["complex64", "complex128", "int8", "int64", "uint16", "bool", "V2", "U3", "S2",
+                "object", "datetime64[s]", [("a", "f4")]]
+
+
+@pytest.mark.parametrize("spec", FLOATING)
+def test_is_floating_takes_numpys_floats_and_bfloat16(spec):
+    d = np.dtype(tnp.bfloat16) if spec == "bfloat16" else np.dtype(spec)
+    for form in (spec, d, d.type):
+        assert extend.is_floating(form) and extend.is_inexact(form)
+    assert np.issubdtype(d, np.floating) or d == np.dtype(tnp.bfloat16)
+
+
+@pytest.mark.parametrize("spec", NOT_FLOATING, ids=str)
+def test_is_floating_refuses_everything_else(spec):
+    d = np.dtype(spec)
+    assert not extend.is_floating(d)
+    assert extend.is_inexact(d) == (d.kind == "c")       # complex carries gradients too
+
+
+def test_ml_dtypes_other_than_bfloat16_are_not_tnps_floats():
+    # float8_e5m2 has NumPy kind 'f' but is no np.floating: the kind is not the test
+    import ml_dtypes
+    for t in (ml_dtypes.float8_e5m2, ml_dtypes.float8_e4m3fn, ml_dtypes.int4):
+        assert not extend.is_floating(t) and not extend.is_inexact(t)
+
+
+def test_is_floating_agrees_with_tnps_dtype_list():
+    for d in [np.dtype(t) for t in np.sctypeDict.values() if t is not np.void] + \
+            [np.dtype(tnp.bfloat16)]:
+        ref = bool(tnp.issubdtype(d, tnp.floating)) or d == np.dtype(tnp.bfloat16)
+        assert extend.is_floating(d) is ref, d
+        assert extend.is_inexact(d) is (ref or bool(tnp.issubdtype(d, tnp.complexfloating))), d
+
+
+def test_bfloat16_by_name_before_ml_dtypes_is_loaded():
+    # NumPy knows the name only once ml_dtypes is imported; is_floating loads it for the name
+    code = ("import sys; from tnp import extend; assert 'ml_dtypes' not in sys.modules; "
+            "assert extend.is_floating('bfloat16') and 'ml_dtypes' in sys.modules; "
+            "assert not extend.is_floating('int32')")
+    import subprocess
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_versions_are_shared_by_views_and_bumped_by_writes():
     x = tnp.zeros(4)
     v = x[1:3]

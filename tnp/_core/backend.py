@@ -1,8 +1,8 @@
 """Backends: the array module behind a device (NumPy on the CPU, CuPy on an NVIDIA GPU).
 
-A backend is looked up once per device; every place that needs "the module that computes on
-this device" goes through :func:`get_backend`, so the CuPy path is the NumPy path with another
-module plugged in.
+A backend is looked up once per device (``Device.backend``); every place that needs "the module
+that computes on this device" asks the device (outside tnp: ``tnp.extend.array_module``), so the
+CuPy path is the NumPy path with another module plugged in.
 """
 from __future__ import annotations
 
@@ -17,17 +17,13 @@ __all__ = ["Backend", "numpy_backend", "cupy_backend", "cupy_available", "backen
 class Backend:
     """One array module (``xp``) and how to move arrays onto and off it."""
 
-    __slots__ = ("name", "xp", "ndarray_type", "is_gpu", "_linalg", "_fft", "_random")
+    __slots__ = ("name", "xp", "ndarray_type", "is_gpu")
 
     def __init__(self, name, xp, ndarray_type, is_gpu):
         self.name = name
         self.xp = xp
         self.ndarray_type = ndarray_type
         self.is_gpu = is_gpu
-
-    def submodule(self, name):
-        """``xp.linalg`` / ``xp.fft`` / ``xp.random`` ... of this backend."""
-        return importlib.import_module(f"{self.xp.__name__}.{name}")
 
     def function(self, qualname):
         """The backend's function for a NumPy qualified name such as ``'linalg.inv'``."""
@@ -63,6 +59,12 @@ def cupy_backend():
             _config._apply_cupy(cupy, _config.tensor_float_32_execution_enabled())
         except Exception as e:  # ImportError, CUDA driver errors, ...
             _cupy_state["error"] = f"{type(e).__name__}: {e}"
+    return _cupy_state["backend"]
+
+
+def active_cupy_backend():
+    """The CuPy backend if it has been started (a GPU device was used), else None; unlike
+    :func:`cupy_backend` it never imports CuPy."""
     return _cupy_state["backend"]
 
 

@@ -4,9 +4,11 @@ defaults; ``leaky_relu``, ``mish``, ``silu`` and ``log_softmax`` follow Keras 3)
 Each activation is tnp code (the tape differentiates it) except where a stable formula would
 record several small operations or produce ``inf * 0`` in its gradient: ``sigmoid``,
 ``softplus``, ``gelu`` (exact), ``softmax`` and ``log_softmax`` are one tape node each
-(``tt.custom_gradient``) whose backward is itself written in tnp on the node's input/output,
-so higher-order gradients stay correct. ``relu`` with its default arguments is
-``tnp.maximum(x, 0)``: one node.
+(``tt.custom_gradient``). The backward of ``sigmoid`` and ``softplus`` is tnp code on the
+node's output/input; that of ``gelu``, ``softmax`` and ``log_softmax`` computes on the backend
+arrays, and the same derivative written in tnp takes over when the backward is itself
+differentiated (``tnp_train.autodiff.tape.hand_written_backward``), so higher-order gradients
+stay correct. ``relu`` with its default arguments is ``tnp.maximum(x, 0)``: one node.
 
 Every activation runs on its input's device: the one-node ones compute with that device's array
 module (``tnp.extend.array_module(x)``: NumPy, or CuPy on a GPU) on the backend array, never on
@@ -26,10 +28,15 @@ import weakref
 import numpy as _np
 
 import tnp
-from tnp.extend import backend_array as _backend, device_of as _device_of, wrap as _wrap
+from tnp.extend import (
+    array_module as _array_module, backend_array as _backend, device_of as _device_of,
+    is_floating, is_inexact as _is_inexact, wrap as _wrap,
+)
 
 from ..autodiff import custom_gradient
+from ..autodiff.tape import hand_written_backward
 from ..ops.special import erf as _erf_b
+from ..utils.serialization import deserialize_keras_object, serialize_keras_object
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "sigmoid",
            "hard_sigmoid", "softplus", "softsign", "tanh", "softmax", "log_softmax",
@@ -42,32 +49,16 @@ def _arr(x):
     return x if isinstance(x, tnp.ndarray) else tnp.asarray(x)
 
 
-_FLOATING: dict = {}
-
-
-def is_floating(dtype):
-    """Whether ``dtype`` is a real floating dtype (bfloat16, whose NumPy kind is "V", included)."""
-    r = _FLOATING.get(dtype)
-    if r is None:
-        d = _np.dtype(dtype)
-        r = d.kind == "f" or d.name == "bfloat16"
-        try:
-            _FLOATING[dtype] = r
-        except TypeError:     # an unhashable dtype-like
-            pass
-    return r
-
-
 def _device(x):
     """The device of tnp array ``x`` and its array module (``xp``: NumPy or CuPy)."""
     dev = _device_of(x)
-    return dev, dev.backend.xp
+    return dev, _array_module(dev)
 
 
 def _float_b(x):
     """The backend array of tnp array ``x`` in a floating dtype (integers become float32)."""
     a = _backend(x)
-    return a if is_floating(a.dtype) or a.dtype.kind == "c" else a.astype(_np.float32)
+    return a if _is_inexact(a.dtype) else a.astype(_np.float32)
 
 
 def _on(g, dev, xp):
@@ -81,13 +72,6 @@ def _out(xp, r, dev):
     """Backend result ``r`` as a tnp array on ``dev`` (a 0-d result stays an array, as
     ``tnp.asarray`` makes it)."""
     return _wrap(xp.asarray(r), dev)
-
-
-def tape_is_recording():
-    """Whether a tape of this thread would record the operations run now (inside a
-    ``custom_gradient`` backward: whether a higher-order gradient is being taken)."""
-    from ..autodiff.tape import recording
-    return recording()
 
 
 # ---------------------------------------------------------------------- piecewise linear
@@ -278,12 +262,13 @@ def _gelu_exact(x):
     y = _out(xp, (wide * cdf).astype(a.dtype, copy=False), dev)
 
     def grad(g):
-        if tape_is_recording():  # a higher-order gradient: the derivative written in tnp
-            from_erf = 0.5 * (1.0 + _erf_tnp(x * _INV_SQRT2))
-            return g * (from_erf + x * _INV_SQRT_2PI * tnp.exp(-0.5 * x * x))
         d = cdf + wide * _INV_SQRT_2PI * xp.exp(-0.5 * wide * wide)
         return g * _out(xp, d.astype(a.dtype, copy=False), dev)
-    return y, grad
+
+    def recorded(g):   # a higher-order gradient: the derivative written in tnp
+        from_erf = 0.5 * (1.0 + _erf_tnp(x * _INV_SQRT2))
+        return g * (from_erf + x * _INV_SQRT_2PI * tnp.exp(-0.5 * x * x))
+    return y, hand_written_backward("gelu", grad, (x,), recorded)
 
 
 @custom_gradient
@@ -323,15 +308,16 @@ def _softmax(x, axis):
     y = _out(xp, e.astype(out_dtype, copy=False), dev)
 
     def grad(g):
-        if tape_is_recording():
-            yw = y.astype(e.dtype) if y.dtype != e.dtype else y
-            gw = g.astype(e.dtype) if g.dtype != e.dtype else g
-            d = yw * (gw - tnp.sum(gw * yw, axis=axis, keepdims=True))
-            return d.astype(out_dtype) if d.dtype != out_dtype else d, None
         gw = _on(g, dev, xp).astype(e.dtype, copy=False)
         d = e * (gw - xp.sum(gw * e, axis=axis, keepdims=True))
         return _out(xp, d.astype(out_dtype, copy=False), dev), None
-    return y, grad
+
+    def recorded(g):
+        yw = y.astype(e.dtype) if y.dtype != e.dtype else y
+        gw = g.astype(e.dtype) if g.dtype != e.dtype else g
+        d = yw * (gw - tnp.sum(gw * yw, axis=axis, keepdims=True))
+        return d.astype(out_dtype) if d.dtype != out_dtype else d, None
+    return y, hand_written_backward("softmax", grad, (x, y), recorded)
 
 
 def _check_axis(name, x, axis):
@@ -361,15 +347,16 @@ def _log_softmax(x, axis):
     y = _out(xp, out.astype(out_dtype, copy=False), dev)
 
     def grad(g):
-        if tape_is_recording():
-            p = tnp.exp(y.astype(out.dtype) if y.dtype != out.dtype else y)
-            gw = g.astype(out.dtype) if g.dtype != out.dtype else g
-            d = gw - p * tnp.sum(gw, axis=axis, keepdims=True)
-            return d.astype(out_dtype) if d.dtype != out_dtype else d, None
         gw = _on(g, dev, xp).astype(out.dtype, copy=False)
         d = gw - xp.exp(out) * xp.sum(gw, axis=axis, keepdims=True)
         return _out(xp, d.astype(out_dtype, copy=False), dev), None
-    return y, grad
+
+    def recorded(g):
+        p = tnp.exp(y.astype(out.dtype) if y.dtype != out.dtype else y)
+        gw = g.astype(out.dtype) if g.dtype != out.dtype else g
+        d = gw - p * tnp.sum(gw, axis=axis, keepdims=True)
+        return d.astype(out_dtype) if d.dtype != out_dtype else d, None
+    return y, hand_written_backward("log_softmax", grad, (x, y), recorded)
 
 
 def log_softmax(x, axis=-1):
@@ -392,27 +379,21 @@ _NAME_OF[id(swish)] = "swish"  # TF 2.4's name for it
 
 
 def serialize(activation):
-    """The name of an activation (``tf.keras.activations.serialize``)."""
+    """The name of a built-in activation, else its registered name (or ``{"class_name",
+    "config"}`` for an object with ``get_config``); mirrors ``tf.keras.activations.serialize``."""
     name = _NAME_OF.get(id(activation))
     if name is not None:
         return name
-    if hasattr(activation, "get_config"):
-        return {"class_name": type(activation).__name__, "config": activation.get_config()}
-    name = getattr(activation, "__name__", None)
-    if name is None:
-        raise ValueError(f"activations.serialize: cannot serialize {activation!r}")
-    return name
+    return serialize_keras_object(activation)
 
 
 def deserialize(name, custom_objects=None):
-    """The activation called ``name`` (``tf.keras.activations.deserialize``)."""
-    if isinstance(name, dict):
-        name = name.get("class_name", name.get("config", {}).get("name"))
-    if custom_objects and name in custom_objects:
-        return custom_objects[name]
-    if isinstance(name, str) and name in _BY_NAME:
-        return _BY_NAME[name]
-    raise ValueError(f"Unknown activation function: {name!r}; known: {sorted(_BY_NAME)}")
+    """The activation called ``name`` (or a ``serialize`` dict), found in ``custom_objects``,
+    the registered and scoped custom objects, then the built-in activations; mirrors
+    ``tf.keras.activations.deserialize`` (TF 2.4 also finds the advanced-activation layers by
+    class name; those sit above this package, in ``tt.layers``)."""
+    return deserialize_keras_object(name, module_objects=_BY_NAME, custom_objects=custom_objects,
+                                    printable_module_name="activation function")
 
 
 def get(identifier):

@@ -158,12 +158,12 @@ def finish(img_input, input_tensor, x, name, weights):
 
 
 def pooled_top(x, include_top, pooling, classes, classifier_activation, weights,
-               dense_name="predictions", named_pools=True):
-    """The common head: GlobalAveragePooling2D + Dense when ``include_top``, else the optional
-    pooling (``avg_pool`` / ``max_pool``)."""
+               dense_name="predictions", named_pools=True, top_pool_name="avg_pool"):
+    """The common head: GlobalAveragePooling2D (named ``top_pool_name``) + Dense when
+    ``include_top``, else the optional pooling (``avg_pool`` / ``max_pool``, or unnamed)."""
     from .. import layers
     if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
+        x = layers.GlobalAveragePooling2D(name=top_pool_name)(x)
         validate_activation(classifier_activation, weights)
         return layers.Dense(classes, activation=classifier_activation, name=dense_name)(x)
     return notop_pooling(x, pooling, named_pools)

@@ -31,6 +31,18 @@ def _channel_slices(ndim, data_format):
     return lambda c: (Ellipsis, c)
 
 
+# the ImageNet statistics each mode subtracts and divides by (None: no division)
+_MEAN_STD = {"torch": ([0.485, 0.456, 0.406], [0.229, 0.224, 0.225]),
+             "caffe": ([103.939, 116.779, 123.68], None)}
+
+
+def _rgb_to_bgr(x, data_format):
+    """``x`` with its channels reversed (a view)."""
+    if data_format == "channels_first":
+        return x[::-1, ...] if x.ndim == 3 else x[:, ::-1, ...]
+    return x[..., ::-1]
+
+
 def _as_numpy(x):
     a = _ext.backend_array(x)
     return a if isinstance(a, (_np.ndarray, _np.generic)) else a.get()
@@ -47,13 +59,9 @@ def _preprocess_numpy(x, data_format, mode):
         return x
     if mode == "torch":
         x /= 255.0
-        mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
     else:
-        if data_format == "channels_first":
-            x = x[::-1, ...] if x.ndim == 3 else x[:, ::-1, ...]
-        else:
-            x = x[..., ::-1]
-        mean, std = [103.939, 116.779, 123.68], None
+        x = _rgb_to_bgr(x, data_format)
+    mean, std = _MEAN_STD[mode]
     ch = _channel_slices(x.ndim, data_format)
     for c in range(3):
         x[ch(c)] -= mean[c]
@@ -64,19 +72,15 @@ def _preprocess_numpy(x, data_format, mode):
 
 def _preprocess_array(x, data_format, mode):
     """The tensor path: a new array (a tnp array is never modified)."""
-    if not tnp.issubdtype(x.dtype, tnp.floating):
+    if not _ext.is_floating(x.dtype):
         x = x.astype(backend.floatx())
     if mode == "tf":
         return x / 127.5 - 1.0
     if mode == "torch":
         x = x / 255.0
-        mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
     else:
-        if data_format == "channels_first":
-            x = x[::-1, ...] if x.ndim == 3 else x[:, ::-1, ...]
-        else:
-            x = x[..., ::-1]
-        mean, std = [103.939, 116.779, 123.68], None
+        x = _rgb_to_bgr(x, data_format)
+    mean, std = _MEAN_STD[mode]
     shape = [1] * x.ndim
     shape[0 if (data_format == "channels_first" and x.ndim == 3) else
           (1 if data_format == "channels_first" else -1)] = 3

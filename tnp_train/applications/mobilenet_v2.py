@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from .. import backend, layers
 from . import imagenet_utils
-from ._common import (correct_pad, finish, image_input, int_shape, notop_pooling,
-                      obtain_input_shape, check_weights_arg, validate_activation)
+from ._common import (correct_pad, finish, image_input, int_shape, obtain_input_shape,
+                      check_weights_arg, pooled_top)
 
 __all__ = ["MobileNetV2", "preprocess_input", "decode_predictions"]
 
@@ -78,12 +78,8 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet
     x = layers.Conv2D(last_block_filters, kernel_size=1, use_bias=False, name="Conv_1")(x)
     x = layers.BatchNormalization(axis=axis, epsilon=1e-3, momentum=0.999, name="Conv_1_bn")(x)
     x = layers.ReLU(6.0, name="out_relu")(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D()(x)
-        validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    else:
-        x = notop_pooling(x, pooling, named=False)
+    x = pooled_top(x, include_top, pooling, classes, classifier_activation, weights,
+                   named_pools=False, top_pool_name=None)
     return finish(img_input, input_tensor, x, "mobilenetv2_%0.2f_%s" % (alpha, rows), weights)
 
 

@@ -16,7 +16,7 @@ from . import imagenet_utils
 from ._common import (check_weights_arg, correct_pad, finish, image_input, int_shape,
                       validate_activation)
 from ..layers.experimental.preprocessing import Rescaling
-from .mobilenet_v2 import input_shape_from, spatial_of
+from .mobilenet_v2 import _make_divisible, input_shape_from, spatial_of
 
 __all__ = ["MobileNetV3Small", "MobileNetV3Large", "preprocess_input", "decode_predictions"]
 
@@ -48,13 +48,8 @@ def hard_swish(x):
     return layers.Multiply()([x, hard_sigmoid(x)])
 
 
-def _depth(v, divisor=8, min_value=None):
-    if min_value is None:
-        min_value = divisor
-    new_v = max(min_value, int(v + divisor / 2) // divisor * divisor)
-    if new_v < 0.9 * v:
-        new_v += divisor
-    return new_v
+def _depth(v):
+    return _make_divisible(v, 8)
 
 
 def _se_block(inputs, filters, se_ratio, prefix):
@@ -156,28 +151,43 @@ def MobileNetV3(stack_fn, last_point_ch, input_shape=None, alpha=1.0, model_type
     return finish(img_input, input_tensor, x, "MobilenetV3" + model_type, weights)
 
 
+# The inverted residual blocks: (expansion, filters before alpha, kernel size, stride,
+# squeeze-excite, ReLU); a kernel size of None is the model's (5, or 3 when minimalistic),
+# squeeze-excite uses the model's ratio, and the blocks without ReLU use the model's activation
+# (hard swish, or ReLU when minimalistic).
+_SMALL_BLOCKS = (
+    (1, 16, 3, 2, True, True), (72.0 / 16, 24, 3, 2, False, True),
+    (88.0 / 24, 24, 3, 1, False, True), (4, 40, None, 2, True, False),
+    (6, 40, None, 1, True, False), (6, 40, None, 1, True, False), (3, 48, None, 1, True, False),
+    (3, 48, None, 1, True, False), (6, 96, None, 2, True, False), (6, 96, None, 1, True, False),
+    (6, 96, None, 1, True, False))
+_LARGE_BLOCKS = (
+    (1, 16, 3, 1, False, True), (4, 24, 3, 2, False, True), (3, 24, 3, 1, False, True),
+    (3, 40, None, 2, True, True), (3, 40, None, 1, True, True), (3, 40, None, 1, True, True),
+    (6, 80, 3, 2, False, False), (2.5, 80, 3, 1, False, False), (2.3, 80, 3, 1, False, False),
+    (2.3, 80, 3, 1, False, False), (6, 112, 3, 1, True, False), (6, 112, 3, 1, True, False),
+    (6, 160, None, 2, True, False), (6, 160, None, 1, True, False),
+    (6, 160, None, 1, True, False))
+
+
+def _stack(blocks, alpha):
+    """The ``stack_fn`` of ``MobileNetV3`` that builds ``blocks``."""
+    def stack_fn(x, kernel, activation, se_ratio):
+        for block_id, (expansion, filters, k, stride, se, plain_relu) in enumerate(blocks):
+            x = _inverted_res_block(x, expansion, _depth(filters * alpha),
+                                    kernel if k is None else k, stride,
+                                    se_ratio if se else None,
+                                    relu if plain_relu else activation, block_id)
+        return x
+    return stack_fn
+
+
 def MobileNetV3Small(input_shape=None, alpha=1.0, minimalistic=False, include_top=True,  # noqa: N802
                      weights="imagenet", input_tensor=None, classes=1000, pooling=None,
                      dropout_rate=0.2, classifier_activation="softmax",
                      include_preprocessing=True):
     """``tf.keras.applications.MobileNetV3Small`` (see the module's note on TF versions)."""
-    def stack_fn(x, kernel, activation, se_ratio):
-        def depth(d):
-            return _depth(d * alpha)
-        x = _inverted_res_block(x, 1, depth(16), 3, 2, se_ratio, relu, 0)
-        x = _inverted_res_block(x, 72.0 / 16, depth(24), 3, 2, None, relu, 1)
-        x = _inverted_res_block(x, 88.0 / 24, depth(24), 3, 1, None, relu, 2)
-        x = _inverted_res_block(x, 4, depth(40), kernel, 2, se_ratio, activation, 3)
-        x = _inverted_res_block(x, 6, depth(40), kernel, 1, se_ratio, activation, 4)
-        x = _inverted_res_block(x, 6, depth(40), kernel, 1, se_ratio, activation, 5)
-        x = _inverted_res_block(x, 3, depth(48), kernel, 1, se_ratio, activation, 6)
-        x = _inverted_res_block(x, 3, depth(48), kernel, 1, se_ratio, activation, 7)
-        x = _inverted_res_block(x, 6, depth(96), kernel, 2, se_ratio, activation, 8)
-        x = _inverted_res_block(x, 6, depth(96), kernel, 1, se_ratio, activation, 9)
-        return _inverted_res_block(x, 6, depth(96), kernel, 1, se_ratio, activation, 10)
-    return MobileNetV3(stack_fn, 1024, input_shape, alpha, "small", minimalistic, include_top,
-                       weights, input_tensor, classes, pooling, dropout_rate,
-                       classifier_activation, include_preprocessing)
+    return MobileNetV3(_stack(_SMALL_BLOCKS, alpha), 1024, model_type="small", **locals())
 
 
 def MobileNetV3Large(input_shape=None, alpha=1.0, minimalistic=False, include_top=True,  # noqa: N802
@@ -185,27 +195,7 @@ def MobileNetV3Large(input_shape=None, alpha=1.0, minimalistic=False, include_to
                      dropout_rate=0.2, classifier_activation="softmax",
                      include_preprocessing=True):
     """``tf.keras.applications.MobileNetV3Large`` (see the module's note on TF versions)."""
-    def stack_fn(x, kernel, activation, se_ratio):
-        def depth(d):
-            return _depth(d * alpha)
-        x = _inverted_res_block(x, 1, depth(16), 3, 1, None, relu, 0)
-        x = _inverted_res_block(x, 4, depth(24), 3, 2, None, relu, 1)
-        x = _inverted_res_block(x, 3, depth(24), 3, 1, None, relu, 2)
-        x = _inverted_res_block(x, 3, depth(40), kernel, 2, se_ratio, relu, 3)
-        x = _inverted_res_block(x, 3, depth(40), kernel, 1, se_ratio, relu, 4)
-        x = _inverted_res_block(x, 3, depth(40), kernel, 1, se_ratio, relu, 5)
-        x = _inverted_res_block(x, 6, depth(80), 3, 2, None, activation, 6)
-        x = _inverted_res_block(x, 2.5, depth(80), 3, 1, None, activation, 7)
-        x = _inverted_res_block(x, 2.3, depth(80), 3, 1, None, activation, 8)
-        x = _inverted_res_block(x, 2.3, depth(80), 3, 1, None, activation, 9)
-        x = _inverted_res_block(x, 6, depth(112), 3, 1, se_ratio, activation, 10)
-        x = _inverted_res_block(x, 6, depth(112), 3, 1, se_ratio, activation, 11)
-        x = _inverted_res_block(x, 6, depth(160), kernel, 2, se_ratio, activation, 12)
-        x = _inverted_res_block(x, 6, depth(160), kernel, 1, se_ratio, activation, 13)
-        return _inverted_res_block(x, 6, depth(160), kernel, 1, se_ratio, activation, 14)
-    return MobileNetV3(stack_fn, 1280, input_shape, alpha, "large", minimalistic, include_top,
-                       weights, input_tensor, classes, pooling, dropout_rate,
-                       classifier_activation, include_preprocessing)
+    return MobileNetV3(_stack(_LARGE_BLOCKS, alpha), 1280, model_type="large", **locals())
 
 
 def preprocess_input(x, data_format=None):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import layers
 from . import imagenet_utils
-from ._common import correct_pad, finish, notop_pooling, setup, validate_activation
+from ._common import correct_pad, finish, pooled_top, setup
 
 __all__ = ["NASNetLarge", "NASNetMobile", "preprocess_input", "decode_predictions"]
 
@@ -56,31 +56,23 @@ def NASNet(input_shape=None, penultimate_filters=4032, num_blocks=6, stem_block_
         x, p = _normal_a_cell(x, p, filters * filter_multiplier ** 2,
                               block_id=f"{2 * num_blocks + i + 1}")
     x = layers.Activation("relu")(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D()(x)
-        validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    else:
-        x = notop_pooling(x, pooling, named=False)
+    x = pooled_top(x, include_top, pooling, classes, classifier_activation, weights,
+                   named_pools=False, top_pool_name=None)
     return finish(img_input, input_tensor, x, "NASNet", weights)
 
 
 def NASNetMobile(input_shape=None, include_top=True, weights="imagenet", input_tensor=None,  # noqa: N802
                  pooling=None, classes=1000):
     """``tf.keras.applications.NASNetMobile`` (224x224); ``weights``: None or a local path."""
-    return NASNet(input_shape, penultimate_filters=1056, num_blocks=4, stem_block_filters=32,
-                  skip_reduction=False, filter_multiplier=2, include_top=include_top,
-                  weights=weights, input_tensor=input_tensor, pooling=pooling, classes=classes,
-                  default_size=224)
+    return NASNet(penultimate_filters=1056, num_blocks=4, stem_block_filters=32,
+                  skip_reduction=False, filter_multiplier=2, default_size=224, **locals())
 
 
 def NASNetLarge(input_shape=None, include_top=True, weights="imagenet", input_tensor=None,  # noqa: N802
                 pooling=None, classes=1000):
     """``tf.keras.applications.NASNetLarge`` (331x331); ``weights``: None or a local path."""
-    return NASNet(input_shape, penultimate_filters=4032, num_blocks=6, stem_block_filters=96,
-                  skip_reduction=True, filter_multiplier=2, include_top=include_top,
-                  weights=weights, input_tensor=input_tensor, pooling=pooling, classes=classes,
-                  default_size=331)
+    return NASNet(penultimate_filters=4032, num_blocks=6, stem_block_filters=96,
+                  skip_reduction=True, filter_multiplier=2, default_size=331, **locals())
 
 
 def _separable_conv_block(ip, filters, kernel_size=(3, 3), strides=(1, 1), block_id=None):

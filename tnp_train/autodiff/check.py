@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
+from tnp.extend import is_inexact
 
 from .tape import GradientTape
 
@@ -17,7 +18,7 @@ __all__ = ["check_grads", "numerical_vjp_dot", "grad", "grad_of"]
 
 def _float_positions(args):
     return [i for i, a in enumerate(args)
-            if isinstance(a, tnp.ndarray) and _np.issubdtype(a.dtype, _np.inexact)]
+            if isinstance(a, tnp.ndarray) and is_inexact(a.dtype)]
 
 
 def _random_like(rng, shape, dtype):
@@ -61,7 +62,7 @@ def check_grads(f, order=1, eps=1e-6, rtol=1e-5, atol=1e-6, seed=0, argnums=None
             raise ValueError("check_grads: no floating-point array argument to differentiate")
         y0 = _as_list(f(*args, **kwargs))
         us = [tnp.asarray(_random_like(rng, _np.shape(y), _np.asarray(y).dtype))
-              if _np.issubdtype(_np.asarray(y).dtype, _np.inexact) else None for y in y0]
+              if is_inexact(_np.asarray(y).dtype) else None for y in y0]
         for p in positions:
             x = args[p]
             v = tnp.asarray(_random_like(rng, x.shape, x.dtype))

@@ -40,7 +40,7 @@ import numpy as _np
 
 import tnp
 from tnp import ndarray
-from tnp.extend import backend_array as _backend, device_of as _dev_of, wrap
+from tnp.extend import array_module, backend_array as _backend, device_of as _dev_of, wrap
 
 __all__ = ["READS", "reads", "positions", "backend_positions", "root_of", "FnRule", "copy_write", "bind_copy_write",
            "COPY_WRITES", "ARITH", "AT_WRITES", "source_index"]
@@ -96,8 +96,7 @@ def root_of(b):
     """The array that owns the memory of backend array ``b`` (the end of its ``.base`` chain),
     as tnp's version counters find it."""
     base = b.base
-    while base is not None and (isinstance(base, _np.ndarray) or
-                                type(base).__module__.partition(".")[0] == "cupy"):
+    while base is not None and (isinstance(base, _np.ndarray) or array_module(base) is not _np):
         b = base
         base = b.base
     return b

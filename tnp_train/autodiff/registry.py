@@ -21,6 +21,7 @@ import sys
 import numpy as _np
 
 import tnp
+from tnp.extend import is_inexact as _is_inexact
 
 __all__ = ["defvjp", "defvjp_argnum", "nondifferentiable", "no_array_output", "unbroadcast",
            "get_rule", "is_nondifferentiable", "missing", "VJPS", "NONDIFF", "NO_ARRAY_OUTPUT"]
@@ -135,9 +136,5 @@ def dtype_of(x):
 
 
 def is_float(x):
-    """Floating or complex (bfloat16 included: ml_dtypes gives it kind 'V')."""
-    dt = dtype_of(x)
-    return _np.issubdtype(dt, _np.inexact) or dt == _BF16
-
-
-_BF16 = _np.dtype(tnp.bfloat16)
+    """Whether ``x``'s dtype carries gradients: floating (bfloat16 included) or complex."""
+    return _is_inexact(dtype_of(x))

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import sys as _sys
 import threading
 import types as _types
 import weakref
@@ -36,7 +35,9 @@ import tnp
 from tnp import extend as _ext
 from tnp import ndarray, get_default_device
 from tnp.extend import backend_array as _backend, device_of as _dev_of, version as version_of, wrap
+from tnp.extend import is_inexact as _inexact   # the dtypes that carry gradients
 
+from ..utils.tree import flatten, pack_sequence_as
 from . import inplace as _inp
 from . import registry as _registry
 from .variables import Variable
@@ -63,18 +64,6 @@ def _load_tracing():
     from ..utils import tracing
     _tracing = tracing
     return tracing
-
-
-_inexact_dtypes: dict = {}
-
-
-def _inexact(dt):
-    """Whether a dtype carries gradients (floating or complex, bfloat16 included); cached."""
-    r = _inexact_dtypes.get(dt)
-    if r is None:
-        r = _inexact_dtypes[dt] = bool(_np.issubdtype(dt, _np.inexact)) or \
-            _np.dtype(dt) == _np.dtype(tnp.bfloat16)   # ml_dtypes' kind is 'V'
-    return r
 
 
 def _thread_tapes():
@@ -336,7 +325,7 @@ class GradientTape:
     # ------------------------------------------------------------------ watching
     def watch(self, tensor):
         """Track ``tensor`` (a tnp array, a Variable, or a nested structure of them)."""
-        for t in _flatten(tensor):
+        for t in flatten(tensor):
             if not _is_arraylike(t):
                 raise ValueError(f"GradientTape.watch: can only watch arrays, got {type(t).__name__}")
             if not _inexact(t.dtype):
@@ -485,12 +474,12 @@ class GradientTape:
             kind, target = "out", None
             values = list(args) + [v for k, v in kwargs.items() if k != "out"]
         if kind == "out":
-            targets = [o for o in _flatten(kwargs["out"]) if _is_arraylike(o)]
+            targets = [o for o in flatten(kwargs["out"]) if _is_arraylike(o)]
         else:
             targets = [target] if _is_arraylike(target) else []
         if not targets:
             return None
-        flat_values = [v for v in _flatten(values) if _is_arraylike(v)]
+        flat_values = [v for v in flatten(values) if _is_arraylike(v)]
         involved = any(self._tracks(t) for t in targets) or \
             any(self._tracks(v) for v in flat_values)
         if not involved and self._nodes:
@@ -578,7 +567,7 @@ class GradientTape:
                 if isinstance(t, ndarray) and not self._tracks(t):
                     self._bring_in(t)
             if self._wroots:
-                self._bring_in_args([v for v in _flatten(list(p.args)) if isinstance(v, ndarray)
+                self._bring_in_args([v for v in flatten(list(p.args)) if isinstance(v, ndarray)
                                      and all(v is not t for t in targets)])
         kind, name = p.kind, p.name
         watched = self._watched
@@ -754,7 +743,7 @@ class GradientTape:
 
     def _bring_in_args(self, args, kwargs=None):
         wroots = self._wroots
-        found = _flatten(list(args) + (list(kwargs.values()) if kwargs else []))
+        found = flatten(list(args) + (list(kwargs.values()) if kwargs else []))
         for a in found:
             if isinstance(a, ndarray) and id(a) not in self._watched:
                 b = _backend(a)
@@ -783,15 +772,15 @@ class GradientTape:
             raise ValueError(f"GradientTape.gradient: unconnected_gradients must be 'none' or "
                              f"'zero', got {unconnected_gradients!r}")
         self._check_usable("gradient")
-        targets = _flatten(target)
+        targets = flatten(target)
         if output_gradients is None:
             ogs = [None] * len(targets)
         else:
-            ogs = _flatten(output_gradients)
+            ogs = flatten(output_gradients)
             if len(ogs) != len(targets):
                 raise ValueError(f"GradientTape.gradient: {len(ogs)} output_gradients for "
                                  f"{len(targets)} targets")
-        flat_sources = _flatten(sources)
+        flat_sources = flatten(sources)
         for s in flat_sources:
             if not _is_arraylike(s):
                 raise ValueError(f"GradientTape.gradient: sources must be arrays or Variables, "
@@ -823,7 +812,7 @@ class GradientTape:
                 out = [ready.final(s, grads) for s in flat_sources]
             else:
                 out = [self._source_grad(s, grads, unconnected_gradients) for s in flat_sources]
-        return _unflatten(sources, out)
+        return pack_sequence_as(sources, out)
 
     def _source_grad(self, s, grads, unconnected):
         if not _inexact(s.dtype):
@@ -857,7 +846,7 @@ class GradientTape:
                 if not _inexact(t.dtype):
                     continue
                 dev = _device_of(t)
-                og = wrap(dev.backend.xp.ones(t.shape, dtype=t.dtype), dev)
+                og = wrap(_ext.array_module(dev).ones(t.shape, dtype=t.dtype), dev)
             _accumulate(grads, t, og)
         was, was_passive = self._recording, self._passive
         self._recording = self._passive = False  # the backward pass: enclosing tapes only
@@ -977,7 +966,7 @@ class GradientTape:
         """d(target[i...])/d(source[j...]) of shape ``target.shape + source.shape`` for each
         source; mirrors ``tf.GradientTape.jacobian``."""
         self._check_usable("jacobian")
-        flat_sources = _flatten(sources)
+        flat_sources = flatten(sources)
         n = int(_np.prod(target.shape))
         rows = [[] for _ in flat_sources]
         for i in range(n):
@@ -997,7 +986,7 @@ class GradientTape:
             r = [x if x is not None else tnp.zeros(s.shape, dtype=s.dtype, device=_device_of(s)) for x in r]
             out.append(tnp.stack(r).reshape(tuple(target.shape) + tuple(s.shape)) if r else
                        tnp.zeros(tuple(target.shape) + tuple(s.shape), dtype=s.dtype))
-        return _unflatten(sources, out)
+        return pack_sequence_as(sources, out)
 
     def batch_jacobian(self, target, source, unconnected_gradients="none", parallel_iterations=None,
                        experimental_use_pfor=True):
@@ -1084,7 +1073,7 @@ def _versions_of(args, saved, skip=None):
         elif type(a) is _np.ndarray:
             versions.append((a, version_of(a)))
         elif type(a) is list or type(a) is tuple:
-            for e in _flatten(a):
+            for e in flatten(a):
                 if isinstance(e, ndarray):
                     b = _backend(e)
                     versions.append((b, version_of(b)))
@@ -1103,11 +1092,12 @@ _FunctionType = _types.FunctionType
 
 def _closure_arrays(fn):
     """The backend arrays a function's closure holds: in its cells, in tuples and lists there
-    (one level), and in the closures of the functions it holds (two levels). One pass, no
-    recursion: this runs for every hand-written op recorded."""
+    (one level), and in the closures of the functions it holds (three levels: the first is
+    :func:`hand_written_backward`'s). One pass, no recursion: this runs for every hand-written
+    op recorded."""
     held = []
     todo = [fn]
-    for _ in range(3):
+    for _ in range(4):
         nxt = []
         for f in todo:
             for c in f.__closure__ or ():
@@ -1147,8 +1137,8 @@ def _closure_versions(fn, args, outputs):
     operation's inputs or outputs (what an in-place write by the user could change)."""
     if fn is None or not getattr(fn, "__closure__", None):
         return []
-    if _GPU_ARRAY[0] is None and "cupy" in _sys.modules:
-        _GPU_ARRAY[0] = _sys.modules["cupy"].ndarray
+    if _GPU_ARRAY[0] is None and _ext.cupy() is not None:
+        _GPU_ARRAY[0] = _ext.cupy().ndarray
     held = _closure_arrays(fn)
     if not held:
         return []
@@ -1232,10 +1222,6 @@ def _device_of(x):
     return _dev_of(x) if isinstance(x, ndarray) else _CPU
 
 
-def _version(a):
-    return version_of(a)
-
-
 _signatures: dict = {}
 
 
@@ -1291,7 +1277,7 @@ def _fit(g, x):
         g = tnp.real(g)  # a real input gets the real part of a complex cotangent
     if g.shape != tuple(x.shape):
         g = _registry.unbroadcast(g, tuple(x.shape))
-    if g.dtype != xd and (xd.kind in "fc" or _inexact(xd)):
+    if g.dtype != xd and _inexact(xd):
         g = g.astype(xd)
     return g
 
@@ -1323,38 +1309,6 @@ def _cotangent_tree(r, by_id):
         items = [_cotangent_tree(e, by_id) for e in r]
         return type(r)(items) if type(r) in (tuple, list) else tuple(items)
     return None
-
-
-def _flatten(x):
-    if isinstance(x, (list, tuple)) and not isinstance(x, ndarray):
-        out = []
-        for e in x:
-            out.extend(_flatten(e))
-        return out
-    if isinstance(x, dict):
-        out = []
-        for k in sorted(x, key=repr):
-            out.extend(_flatten(x[k]))
-        return out
-    return [x]
-
-
-def _unflatten(structure, flat):
-    return _build(structure, iter(flat))
-
-
-def _build(s, it):
-    # a module-level function, not a closure that calls itself: such a closure is a reference
-    # cycle that would keep every gradient alive until the cyclic garbage collector runs
-    if isinstance(s, (list, tuple)) and not isinstance(s, ndarray):
-        vals = [_build(e, it) for e in s]
-        if hasattr(s, "_fields"):
-            return type(s)(*vals)
-        return type(s)(vals)
-    if isinstance(s, dict):
-        built = {k: _build(s[k], it) for k in sorted(s, key=repr)}  # the order _flatten used
-        return {k: built[k] for k in s}
-    return next(it)
 
 
 def stop_gradient(x):
@@ -1413,22 +1367,33 @@ class _RefusingRule:
         return None
 
 
-def first_order_only(opname, grad_fn, inputs):
-    """Wrap the hand-written NumPy backward ``grad_fn`` of a ``custom_gradient`` op whose
-    inputs are ``inputs``: when an enclosing tape records the backward pass, its results are
-    recorded there with a rule that raises if that tape later differentiates through them, so
-    a gradient of a gradient is refused rather than silently incomplete. First-order use (and
-    an enclosing tape that never asks) costs nothing more."""
-    def wrapped(*dys):
+def hand_written_backward(opname, grad_fn, inputs, recorded=None):
+    """The one policy for a hand-written backward: ``grad_fn(*dys)`` of a ``custom_gradient``
+    op (NumPy/CuPy on backend arrays) that reads the tnp arrays ``inputs``.
+
+    First order -- no tape recording now follows a cotangent or one of ``inputs`` -- runs
+    ``grad_fn``, at no extra cost. When one does, the backward is itself being differentiated
+    (a gradient of a gradient): ``recorded(*dys)``, the same cotangents written with recorded
+    tnp operations, runs instead where the op has one; without one, ``grad_fn``'s results are
+    recorded on that tape with a rule that raises NotImplementedError naming ``opname`` if a
+    gradient ever flows back through them. A second-order term is never silently missing."""
+    def backward(*dys):
+        if not recording():
+            return grad_fn(*dys)
+        followed = [a for a in (*dys, *inputs) if isinstance(a, ndarray)]
+        if not any(needs_gradient(followed)):
+            return grad_fn(*dys)
+        if recorded is not None:
+            return recorded(*dys)
         res = grad_fn(*dys)
-        if recording():
-            outs = tuple(r for r in (res if isinstance(res, (tuple, list)) else (res,))
-                         if isinstance(r, ndarray))
-            if outs:
-                record_custom(tuple(dys) + tuple(a for a in inputs if a is not None), outs,
-                              _RefusingRule(opname))
+        outs = tuple(r for r in (res if isinstance(res, (tuple, list)) else (res,))
+                     if isinstance(r, ndarray))
+        if outs:
+            record_custom(tuple(followed), outs, _RefusingRule(opname))
         return res
-    return wrapped
+    # a trace names the backward after the function it runs (_rule_label)
+    backward.__module__, backward.__qualname__ = grad_fn.__module__, grad_fn.__qualname__
+    return backward
 
 
 def record_custom(args, result, rule):

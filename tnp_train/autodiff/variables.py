@@ -157,11 +157,34 @@ def default_variable_creator(**kwargs):
     return type.__call__(Variable, **kwargs)
 
 
+def _as_shape(shape):
+    """``shape=`` as a tuple of ints and Nones (TF's ``TensorShape``: an int is one dimension)."""
+    dims = (shape,) if isinstance(shape, (int, _np.integer)) else tuple(shape)
+    for d in dims:
+        if d is not None and (isinstance(d, (bool, _np.bool_)) or
+                              not isinstance(d, (int, _np.integer))):
+            raise TypeError(f"Variable: shape must hold ints and None, got {shape!r}")
+        if d is not None and d < 0:
+            raise ValueError(f"Variable: shape {shape!r}: dimension {d} must be >= 0")
+    return tuple(None if d is None else int(d) for d in dims)
+
+
+def _compatible(spec, shape):
+    """Whether a concrete ``shape`` fits the declared ``spec`` (``TensorShape.is_compatible_with``)."""
+    return len(spec) == len(shape) and all(s is None or s == n for s, n in zip(spec, shape))
+
+
 class Variable(tnp.ndarray, metaclass=_VariableMeta):
-    """Mirrors ``tf.Variable(initial_value, trainable=True, name=None, dtype=None, ...)``."""
+    """Mirrors ``tf.Variable(initial_value, trainable=True, name=None, dtype=None, ...,
+    shape=None)``.
+
+    ``shape``: the initial value must be compatible with it (``None`` entries match any size),
+    else ValueError, as in TF. Differs from TF: a variable keeps its initial value's shape (its
+    buffer is updated in place), so ``None`` entries do not let ``assign`` change the shape, and
+    TF's unknown rank (``tf.TensorShape(None)``) has no equivalent."""
 
     __slots__ = ("_name", "_trainable", "_aggregation", "_synchronization", "_uid",
-                 "_constraint", "_shape_fixed")
+                 "_constraint")
     _subclass_results = False  # x * v is a plain tnp array, not a Variable
 
     def __new__(cls, initial_value, trainable=True, name=None, dtype=None, *,
@@ -170,6 +193,10 @@ class Variable(tnp.ndarray, metaclass=_VariableMeta):
         if callable(initial_value) and not _is_tnp(initial_value):
             initial_value = initial_value()
         value = tnp.array(initial_value, dtype=dtype, device=device, copy=True)  # owns its buffer
+        spec = None if shape is None else _as_shape(shape)
+        if spec is not None and not _compatible(spec, value.shape):
+            raise ValueError(f"Variable: the initial value's shape {tuple(value.shape)} is not "
+                             f"compatible with the explicitly supplied `shape` argument {spec}")
         synchronization = _enum(VariableSynchronization, synchronization, "synchronization")
         aggregation = _enum(VariableAggregation, aggregation, "aggregation")
         if synchronization is VariableSynchronization.ON_READ and trainable:
@@ -183,7 +210,6 @@ class Variable(tnp.ndarray, metaclass=_VariableMeta):
         o._aggregation = aggregation
         o._synchronization = synchronization
         o._constraint = constraint
-        o._shape_fixed = shape is None
         return o
 
     # ---------------------------------------------------------------- identity and metadata

@@ -120,6 +120,27 @@ def set_lr(model, value, owner):
     _optimizer(model, owner).learning_rate = float(value)
 
 
+def check_save_freq(save_freq, owner):
+    """``save_freq`` as Keras accepts it: ``"epoch"`` or a positive number of batches."""
+    if save_freq != "epoch" and not (isinstance(save_freq, int) and
+                                     not isinstance(save_freq, bool) and save_freq > 0):
+        raise ValueError(f"{owner}: unrecognized save_freq: {save_freq!r} (expected 'epoch' "
+                         f"or a positive integer number of batches)")
+    return save_freq
+
+
+def batch_save_due(callback):
+    """Counts a training batch of a callback that saves every ``save_freq`` batches (its
+    ``_batches_since_save``): whether this batch's end is a save."""
+    if callback.save_freq == "epoch":
+        return False
+    callback._batches_since_save += 1
+    if callback._batches_since_save < callback.save_freq:
+        return False
+    callback._batches_since_save = 0
+    return True
+
+
 def wait_for_chief(model):
     """Every worker waits until the chief finished its write (see trainers.distributed)."""
     from ..trainers.distributed import wait_for_chief as wait   # trainers sit beside callbacks

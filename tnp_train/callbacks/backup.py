@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from ._util import chief_only, wait_for_chief
+from ._util import batch_save_due, check_save_freq, chief_only, wait_for_chief
 from .base import Callback
 
 __all__ = ["BackupAndRestore"]
@@ -75,12 +75,8 @@ class BackupAndRestore(Callback):
         super().__init__()
         if not backup_dir:
             raise ValueError("BackupAndRestore: empty `backup_dir` argument passed")
-        if save_freq != "epoch" and not (isinstance(save_freq, int) and
-                                         not isinstance(save_freq, bool) and save_freq > 0):
-            raise ValueError(f"BackupAndRestore: unrecognized save_freq: {save_freq!r} (expected "
-                             f"'epoch' or a positive integer number of batches)")
+        self.save_freq = check_save_freq(save_freq, "BackupAndRestore")
         self.backup_dir = os.fspath(backup_dir)
-        self.save_freq = save_freq
         self.delete_checkpoint = delete_checkpoint
         self._manager = None
         self._batches_since_save = 0
@@ -147,11 +143,7 @@ class BackupAndRestore(Callback):
             self._epoch_start_rng = _rng_words()
 
     def on_train_batch_end(self, batch, logs=None):
-        if self.save_freq == "epoch":
-            return
-        self._batches_since_save += 1
-        if self._batches_since_save >= self.save_freq:
-            self._batches_since_save = 0
+        if batch_save_due(self):
             self._save(self._current_epoch, batch + 1, self._epoch_start_rng)
 
     def on_epoch_end(self, epoch, logs=None):

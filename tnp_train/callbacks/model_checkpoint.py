@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 import os
 
-from ._util import chief_only, echo, missing_monitor, python_logs, resolve_mode, to_float
+from ._util import (
+    batch_save_due, check_save_freq, chief_only, echo, missing_monitor, python_logs, resolve_mode,
+    to_float,
+)
 from .base import Callback
 
 __all__ = ["ModelCheckpoint"]
@@ -42,13 +45,9 @@ class ModelCheckpoint(Callback):
         self.verbose = verbose
         self.save_best_only = save_best_only
         self.save_weights_only = save_weights_only
-        self.save_freq = save_freq
+        self.save_freq = check_save_freq(save_freq, "ModelCheckpoint")
         self.options = options
         self.initial_value_threshold = initial_value_threshold
-        if save_freq != "epoch" and not (isinstance(save_freq, int) and
-                                         not isinstance(save_freq, bool) and save_freq > 0):
-            raise ValueError(f"ModelCheckpoint: unrecognized save_freq: {save_freq!r} "
-                             f"(expected 'epoch' or a positive integer number of batches)")
         self.mode = resolve_mode(monitor, mode, "ModelCheckpoint")
         if initial_value_threshold is not None:
             self.best = float(initial_value_threshold)
@@ -64,11 +63,7 @@ class ModelCheckpoint(Callback):
         self._current_epoch = epoch
 
     def on_train_batch_end(self, batch, logs=None):
-        if self.save_freq == "epoch":
-            return
-        self._batches_since_save += 1
-        if self._batches_since_save >= self.save_freq:
-            self._batches_since_save = 0
+        if batch_save_due(self):
             self._save(self._current_epoch, batch, logs or {})
 
     def on_epoch_end(self, epoch, logs=None):

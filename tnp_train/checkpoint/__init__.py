@@ -2,8 +2,8 @@
 
 * ``Checkpoint`` / ``CheckpointManager`` / ``latest_checkpoint`` / ``list_variables`` /
   ``load_variable``: TF 2.4's object-based checkpoints (``tf.train``).
-* ``saving``: ``save_weights``/``load_weights``/``save_model``/``load_model`` behind the Model
-  methods.
+* ``saving``: ``save_weights``/``load_weights``/``save_model``/``read_model``/``restore_model``,
+  behind the Model methods and ``tt.models.load_model``.
 * :func:`restore_into`: the hook ``Layer`` calls to apply values restored before a weight or
   sub-layer existed (deferred restoration).
 

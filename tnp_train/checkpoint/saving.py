@@ -1,10 +1,12 @@
 """Saving models: ``save_weights``/``load_weights`` (a checkpoint of the model's object graph,
 optimizer state included when the model is compiled, as TF's checkpoint format does) and
-``save_model``/``load_model`` (a directory with ``config.json`` and ``weights.ckpt``). No pickle:
-configs are JSON, arrays are raw bytes checked by SHA-256 (see ``_format``).
+``save_model``/``read_model``/``restore_model`` (a directory with ``config.json`` and
+``weights.ckpt``). No pickle: configs are JSON, arrays are raw bytes checked by SHA-256 (see
+``_format``).
 
 The ``Model`` methods (``model.save``, ``model.save_weights``, ``model.load_weights``) and
-``tt.models.load_model`` call these.
+``tt.models.load_model`` (which builds the model between ``read_model`` and ``restore_model``:
+the models sit above this package) call these.
 
 Why ``save_model`` is crash-safe (a process killed at any instant leaves the old or the new
 model at the path, never none and never a mix):
@@ -17,7 +19,7 @@ model at the path, never none and never a mix):
   a complete model, and replacing it (temporary file, fsync, ``os.replace``) is the single
   commit point; ``config.json`` is replaced after it. A kill between the two leaves the new
   weights beside the previous ``config.json``; the weights also record the SHA-256 of the
-  ``config.json`` they replace, so :func:`load_model` recognises exactly that state and takes
+  ``config.json`` they replace, so :func:`read_model` recognises exactly that state and takes
   the config the weights carry. Otherwise ``config.json`` is what is loaded (edits to it count),
   and directories written before the config was embedded load as they always did.
 
@@ -41,13 +43,14 @@ import tempfile
 import numpy as _np
 
 from ..utils import tracing as _tracing
+from ..utils.serialization import get_registered_name
 from . import _graph
 from ._format import CheckpointFormatError
 from ._io import _UMASK, atomic_write_bytes, fsync_dir, owned_prefix, stale_temporaries, tmp_prefix
 from .checkpoint import read_file, restore_root, write_graph
 
-__all__ = ["save_weights", "load_weights", "save_model", "load_model", "CONFIG_NAME",
-           "WEIGHTS_NAME", "MODEL_FORMAT_VERSION"]
+__all__ = ["save_weights", "load_weights", "save_model", "read_model", "restore_model",
+           "CONFIG_NAME", "WEIGHTS_NAME", "MODEL_FORMAT_VERSION"]
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "weights.ckpt"
@@ -141,8 +144,8 @@ def _json_default(o):
         return o.name
     if isinstance(o, (set, frozenset)):
         return sorted(o)
-    if hasattr(o, "get_config"):
-        return {"class_name": type(o).__name__, "config": o.get_config()}
+    if hasattr(o, "get_config"):     # the name load_model finds it by (a registered one)
+        return {"class_name": get_registered_name(type(o)), "config": o.get_config()}
     raise TypeError(f"save_model: the model's config holds a {type(o).__name__} ({o!r}), which "
                     f"is not JSON-serializable; give the object a get_config()")
 
@@ -293,12 +296,11 @@ def _read_config(filepath, weights_metadata):
     return _parse_config(raw, cfg_path)
 
 
-def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Keras's name
-    """The model saved by :func:`save_model` in the directory ``filepath``: rebuilt from its
-    config (``custom_objects`` maps class names of custom layers/models to classes), its
-    weights restored (applied at build time for a model that builds on its first call) and,
-    if ``compile`` and it was compiled, compiled again with its optimizer state restored (slots
-    when the optimizer creates them)."""
+def read_model(filepath):
+    """``(meta, weights_path, values)`` of the model saved by :func:`save_model` in the
+    directory ``filepath``: its config (see :func:`_read_config`) and its weights file, read and
+    checked before anything is built. ``tt.models.load_model`` builds the model from ``meta``
+    and hands it to :func:`restore_model`."""
     filepath = os.fspath(filepath)
     if not os.path.isdir(filepath):
         if os.path.isfile(filepath):
@@ -308,21 +310,22 @@ def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Ker
         hint = f"; an interrupted save left the previous model at {left[-1]}" if left else ""
         raise FileNotFoundError(f"load_model: no saved model at {filepath}{hint}")
     weights = os.path.join(filepath, WEIGHTS_NAME)
-    metadata, values = read_file(weights)     # check the file before building anything
-    meta = _read_config(filepath, metadata)
-    from .. import models as _models
-    model = _models.model_from_config({"class_name": meta["class_name"], "config": meta["config"]},
-                                      custom_objects=custom_objects)
-    if compile and meta.get("compile_config"):
-        model._compile_from_config(meta["compile_config"])
-    root = _ModelRoot(model, include_optimizer=compile)
+    metadata, values = read_file(weights)
+    return _read_config(filepath, metadata), weights, values
+
+
+def restore_model(model, weights, values, include_optimizer=True):
+    """Restore the values :func:`read_model` read into ``model`` (rebuilt from the saved
+    config): applied at build time for a model that builds on its first call, and the
+    optimizer's state (slots when the optimizer creates them) if ``include_optimizer``."""
+    root = _ModelRoot(model, include_optimizer=include_optimizer)
     status = restore_root(root, weights, values=values)
     if root.optimizer is None:
         status._ignore = _is_optimizer_key
     try:
         status.assert_existing_objects_matched()
     except AssertionError as e:
-        raise ValueError(f"load_model({filepath}): the saved weights do not fit the model "
-                         f"rebuilt from {CONFIG_NAME}: {e}") from None
+        raise ValueError(f"load_model({os.path.dirname(weights)}): the saved weights do not fit "
+                         f"the model rebuilt from {CONFIG_NAME}: {e}") from None
     status.expect_partial()   # what remains waits for layers built on the first call
     return model

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import tnp
 
-from ..utils.serialization import get_object
+from ..utils.config_object import ConfigObject
+from ..utils.serialization import deserialize_keras_object, get_object, serialize_keras_object
 
 __all__ = ["Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm", "RadialConstraint",
            "max_norm", "min_max_norm", "non_neg", "unit_norm", "radial_constraint",
@@ -33,22 +34,11 @@ def _norms(w, axis):
     return tnp.sqrt(tnp.sum(tnp.square(w), axis=_axis(axis), keepdims=True))
 
 
-class Constraint:
+class Constraint(ConfigObject):
     """Base class (``tf.keras.constraints.Constraint``): ``__call__(w)`` returns ``w``."""
 
     def __call__(self, w):
         return w
-
-    def get_config(self):
-        return {}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
-        return f"{type(self).__name__}({args})"
 
 
 class MaxNorm(Constraint):
@@ -171,15 +161,15 @@ _BY_NAME = {"Constraint": Constraint, "MaxNorm": MaxNorm, "MinMaxNorm": MinMaxNo
 
 
 def serialize(constraint):
-    """``{"class_name": ..., "config": ...}``; mirrors ``tf.keras.constraints.serialize``."""
-    from ..utils.generic_utils import serialize_keras_object
+    """``{"class_name": ..., "config": ...}`` (its registered name, if it has one); mirrors
+    ``tf.keras.constraints.serialize``."""
     return serialize_keras_object(constraint)
 
 
 def deserialize(config, custom_objects=None):
-    """A constraint from a ``serialize`` dict or a name; mirrors
+    """A constraint from a ``serialize`` dict or a name, found in ``custom_objects``, the
+    registered and scoped custom objects, then the built-in constraints; mirrors
     ``tf.keras.constraints.deserialize``."""
-    from ..utils.generic_utils import deserialize_keras_object
     return deserialize_keras_object(config, module_objects=_BY_NAME,
                                     custom_objects=custom_objects,
                                     printable_module_name="constraint")

@@ -6,11 +6,13 @@ import threading
 
 import numpy as _np
 
-from tnp.extend import backend_array as _backend, device_of as _device_of, wrap as _wrap
+from tnp.extend import (
+    array_module as _array_module, backend_array as _backend, device_of as _device_of, wrap as _wrap,
+)
 from tnp import ndarray as _ndarray
 
+from ..utils import tree as _tree
 from . import _structure as _st
-from ._sources import _flatten_up_to
 from ._structure import TensorSpec
 from ._transformations import _Unary
 from .dataset import (
@@ -63,16 +65,16 @@ class BatchDataset(_Unary):
             # the parent's spec would run the pipeline anyway: run this one
             spec = self._spec_by_running()
             lead = self._size if self._drop else None
-            return _st.map_structure(lambda s: TensorSpec((lead,) + s.shape[1:], s.dtype), spec)
+            return _tree.map_structure(lambda s: TensorSpec((lead,) + s.shape[1:], s.dtype), spec)
         b = self._size if self._drop else None
-        return _st.map_structure(
+        return _tree.map_structure(
             lambda s: TensorSpec(None if s.shape is None else (b,) + s.shape, s.dtype),
             self._parent.element_spec)
 
 
 class UnbatchDataset(_Unary):
     def _iter_elements(self):
-        pack = _st.pack
+        pack = _tree.pack_sequence_as
         for e in self._parent._iter_elements():
             if isinstance(e, _ndarray):
                 if e.ndim == 0:
@@ -82,7 +84,7 @@ class UnbatchDataset(_Unary):
                 for i in range(e.shape[0]):
                     yield row(i)
                 continue
-            leaves = _st.flatten(e)
+            leaves = _tree.flatten(e)
             shapes = [tuple(x.shape) for x in leaves]
             if any(len(s) == 0 for s in shapes) or len({s[0] for s in shapes}) > 1:
                 raise ValueError("Dataset.unbatch: every component needs the same first "
@@ -102,7 +104,7 @@ class UnbatchDataset(_Unary):
             spec = self._parent.element_spec
         except Exception:
             return UNKNOWN
-        dims = {None if s.shape is None or not s.shape else s.shape[0] for s in _st.flatten(spec)}
+        dims = {None if s.shape is None or not s.shape else s.shape[0] for s in _tree.flatten(spec)}
         if len(dims) == 1 and None not in dims:
             return n * dims.pop()
         return UNKNOWN
@@ -112,7 +114,7 @@ class UnbatchDataset(_Unary):
             if s.shape is not None and len(s.shape) == 0:
                 raise ValueError("Dataset.unbatch: components must have at least one dimension")
             return TensorSpec(None if s.shape is None else s.shape[1:], s.dtype)
-        return _st.map_structure(drop, self._parent.element_spec)
+        return _tree.map_structure(drop, self._parent.element_spec)
 
 
 def _default_padding(dtype):
@@ -137,20 +139,20 @@ class PaddedBatchDataset(_Unary):
 
     def _prepare(self, template):
         """Per-leaf target shapes (tuples with None) and padding values, for ``template``."""
-        n = len(_st.flatten(template))
+        n = len(_tree.flatten(template))
         if self._padded_shapes is None:
             shapes = [None] * n
         elif not isinstance(template, (tuple, dict)):
             shapes = [self._padded_shapes]
         else:
-            shapes = _flatten_up_to(template, self._padded_shapes, "Dataset.padded_batch: "
-                                    "padded_shapes")
+            shapes = _st.flatten_up_to(template, self._padded_shapes,
+                                       "Dataset.padded_batch: padded_shapes")
         shapes = [None if s is None else _st._as_shape(s) for s in shapes]
         pv = self._padding_values
         if pv is None:
             values = [None] * n
         elif isinstance(template, (tuple, dict)) and isinstance(pv, (tuple, dict)):
-            values = _flatten_up_to(template, pv, "Dataset.padded_batch: padding_values")
+            values = _st.flatten_up_to(template, pv, "Dataset.padded_batch: padding_values")
         else:
             values = [pv] * n
         return shapes, values
@@ -167,9 +169,9 @@ class PaddedBatchDataset(_Unary):
             if prepared is None:
                 prepared = self._prepare(template)
             shapes, values = prepared
-            flats = [_st.flatten(e) for e in chunk]
+            flats = [_tree.flatten(e) for e in chunk]
             out = [self._pad(list(col), shapes[k], values[k]) for k, col in enumerate(zip(*flats))]
-            yield _st.pack(template, out)
+            yield _tree.pack_sequence_as(template, out)
             if len(chunk) < size:
                 return
 
@@ -200,7 +202,7 @@ class PaddedBatchDataset(_Unary):
                     full.append(t)
             full = tuple(full)
         dev = _device_of(leaves[0])
-        xp = dev.backend.xp
+        xp = _array_module(dev)
         dtype = leaves[0].dtype
         if value is None:
             value = _default_padding(dtype)
@@ -224,7 +226,7 @@ class PaddedBatchDataset(_Unary):
         pspec = self._parent.element_spec
         shapes, _ = self._prepare(pspec)
         b = self._size if self._drop else None
-        flat = _st.flatten(pspec)
+        flat = _tree.flatten(pspec)
         out = []
         for s, target in zip(flat, shapes):
             if target is None:
@@ -232,4 +234,4 @@ class PaddedBatchDataset(_Unary):
             else:
                 shape = target
             out.append(TensorSpec(None if shape is None else (b,) + shape, s.dtype))
-        return _st.pack(pspec, out)
+        return _tree.pack_sequence_as(pspec, out)

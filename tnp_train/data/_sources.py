@@ -7,6 +7,7 @@ import numpy as _np
 from tnp.extend import backend_array as _backend, device_of as _device_of, wrap as _wrap
 from tnp import get_default_device, ndarray as _ndarray
 
+from ..utils import tree as _tree
 from . import _structure as _st
 from ._structure import TensorSpec
 from .dataset import INFINITE, UNKNOWN, Dataset, _int_arg, _read_only_copy
@@ -17,7 +18,7 @@ class TensorSliceDataset(Dataset):
 
     def __init__(self, tensors):
         struct = _st.to_element(tensors, "Dataset.from_tensor_slices")
-        leaves = _st.flatten(struct)
+        leaves = _tree.flatten(struct)
         if not leaves:
             raise ValueError("Dataset.from_tensor_slices: got an empty structure")
         for x in leaves:
@@ -32,7 +33,7 @@ class TensorSliceDataset(Dataset):
                 f"first dimension; got shapes {[tuple(l.shape) for l in leaves]}")
         leaves = [_read_only_copy(x) for x in leaves]
         self._n = n
-        self._template = _st.pack(struct, leaves)
+        self._template = _tree.pack_sequence_as(struct, leaves)
         self._arrays = [(_backend(x), _device_of(x)) for x in leaves]
         self._leaves = leaves
 
@@ -49,14 +50,14 @@ class TensorSliceDataset(Dataset):
         return self._n
 
     def _compute_spec(self):
-        return _st.map_structure(lambda x: TensorSpec(x.shape[1:], x.dtype), self._template)
+        return _tree.map_structure(lambda x: TensorSpec(x.shape[1:], x.dtype), self._template)
 
 
 class TensorDataset(Dataset):
     def __init__(self, tensors):
         struct = _st.to_element(tensors, "Dataset.from_tensors")
-        leaves = [_read_only_copy(x) for x in _st.flatten(struct)]
-        self._element = _st.pack(struct, leaves)
+        leaves = [_read_only_copy(x) for x in _tree.flatten(struct)]
+        self._element = _tree.pack_sequence_as(struct, leaves)
 
     def _iter_elements(self):
         return iter((self._element,))
@@ -95,35 +96,16 @@ class RangeDataset(Dataset):
 
 
 def _signature_from_types(output_types, output_shapes):
+    _st.check_no_lists(output_types, "Dataset.from_generator: output_types")
     if output_shapes is None:
-        return _st.map_structure(lambda t: TensorSpec(None, t), output_types) \
+        return _tree.map_structure(lambda t: TensorSpec(None, t), output_types) \
             if isinstance(output_types, (tuple, dict)) else TensorSpec(None, output_types)
     if not isinstance(output_types, (tuple, dict)):
         return TensorSpec(output_shapes, output_types)
-    shapes = _flatten_up_to(output_types, output_shapes, "Dataset.from_generator: output_shapes")
-    types = _st.flatten(output_types)
-    return _st.pack(output_types, [TensorSpec(s, t) for s, t in zip(shapes, types)])
-
-
-def _flatten_up_to(template, value, what):
-    """``value`` flattened to ``template``'s structure (its leaves may be anything, such as
-    shapes given as tuples)."""
-    if isinstance(template, tuple):
-        if not isinstance(value, (tuple, list)) or len(value) != len(template):
-            raise TypeError(f"{what}: expected a structure like {_st.structure_repr(template)}, "
-                            f"got {value!r}")
-        out = []
-        for t, v in zip(template, value):
-            out.extend(_flatten_up_to(t, v, what))
-        return out
-    if isinstance(template, dict):
-        if not isinstance(value, dict) or set(value) != set(template):
-            raise TypeError(f"{what}: expected a dict with keys {sorted(template)}, got {value!r}")
-        out = []
-        for k in _st._sorted_keys(template):
-            out.extend(_flatten_up_to(template[k], value[k], what))
-        return out
-    return [value]
+    shapes = _st.flatten_up_to(output_types, output_shapes,
+                               "Dataset.from_generator: output_shapes")
+    types = _tree.flatten(output_types)
+    return _tree.pack_sequence_as(output_types, [TensorSpec(s, t) for s, t in zip(shapes, types)])
 
 
 def _conform(value, spec):
@@ -150,7 +132,8 @@ class GeneratorDataset(Dataset):
             if output_types is not None or output_shapes is not None:
                 raise TypeError("Dataset.from_generator: output_types/output_shapes cannot be "
                                 "used together with output_signature")
-            for s in _st.flatten(output_signature):
+            _st.check_no_lists(output_signature, "Dataset.from_generator: output_signature")
+            for s in _tree.flatten(output_signature):
                 if not isinstance(s, TensorSpec):
                     raise TypeError("Dataset.from_generator: output_signature must be a "
                                     f"structure of TensorSpec, got {s!r}")
@@ -178,10 +161,10 @@ class GeneratorDataset(Dataset):
             for v in it:
                 yield _conform(v, sig)
         else:
-            specs = _st.flatten(sig)
+            specs = _tree.flatten(sig)
             for v in it:
-                vals = _flatten_up_to(sig, v, "Dataset.from_generator: the generator's value")
-                yield _st.pack(sig, [_conform(x, s) for x, s in zip(vals, specs)])
+                vals = _st.flatten_up_to(sig, v, "Dataset.from_generator: the generator's value")
+                yield _tree.pack_sequence_as(sig, [_conform(x, s) for x, s in zip(vals, specs)])
 
     def _compute_spec(self):
         return self._sig if self._sig is not None else self._spec_by_running()
@@ -191,7 +174,8 @@ class ZipDataset(Dataset):
     def __init__(self, datasets):
         if isinstance(datasets, list):
             datasets = tuple(datasets)
-        flat = _st.flatten(datasets)
+        _st.check_no_lists(datasets, "Dataset.zip")
+        flat = _tree.flatten(datasets)
         for d in flat:
             if not isinstance(d, Dataset):
                 raise TypeError("Dataset.zip: expected a nested structure of Datasets, got a "
@@ -211,7 +195,7 @@ class ZipDataset(Dataset):
                         vals.append(next(it))
                     except StopIteration:
                         return
-                yield _st.pack(struct, vals)
+                yield _tree.pack_sequence_as(struct, vals)
         finally:
             for it in its:
                 close = getattr(it, "close", None)
@@ -232,4 +216,4 @@ class ZipDataset(Dataset):
         return result
 
     def _compute_spec(self):
-        return _st.pack(self._struct, [d.element_spec for d in self._flat])
+        return _tree.pack_sequence_as(self._struct, [d.element_spec for d in self._flat])

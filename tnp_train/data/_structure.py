@@ -1,112 +1,65 @@
-"""Nested element structures and ``TensorSpec`` for ``tt.data``.
+"""Element structures and ``TensorSpec`` for ``tt.data``.
 
-An element is a tnp array or a nest of them: tuples (namedtuples included) and dicts, as in
-``tf.nest``. Lists are not structure: as in ``tf.data``, a list given as data is converted to an
-array, and a list returned by a ``map`` function becomes a tuple. Dict entries are flattened in
-sorted key order (``tf.nest``'s rule), so two dicts with the same keys flatten alike whatever
-their insertion order.
+An element is a tnp array or a nest of them: tuples (namedtuples included) and dicts, walked by
+:mod:`tnp_train.utils.tree` (``tf.nest``'s rules: dict entries in sorted key order). Lists are
+not structure: as in ``tf.data``, a list given as data is converted to an array, and a list
+returned by a ``map`` function becomes a tuple, so no element or spec holds a list.
 """
 from __future__ import annotations
+
+import functools
+import operator
 
 import numpy as _np
 
 import tnp
 from tnp import ndarray as _ndarray
 
-__all__ = ["TensorSpec", "flatten", "pack", "map_structure", "is_nested", "to_element",
-           "normalize_fn_output", "assert_same_structure", "packer", "spec_of", "structure_repr"]
+from ..utils import tree as _tree
+
+__all__ = ["TensorSpec", "to_element", "normalize_fn_output", "check_same_structure",
+           "flatten_up_to", "check_no_lists", "packer", "spec_of", "structure_repr"]
 
 
-# --------------------------------------------------------------------------- nest helpers
-def is_nested(x):
-    return isinstance(x, (tuple, dict))
-
-
-def _sorted_keys(d):
-    try:
-        return sorted(d)
-    except TypeError:  # keys of mixed, unorderable types: insertion order
-        return list(d)
-
-
-def flatten(x):
-    """The leaves of ``x`` in ``tf.nest`` order."""
-    if type(x) is tuple:
-        for v in x:
-            if isinstance(v, (tuple, dict)):
-                break
-        else:
-            return list(x)
-    if isinstance(x, tuple):
-        out = []
-        for v in x:
-            if isinstance(v, (tuple, dict)):
-                out.extend(flatten(v))
-            else:
-                out.append(v)
-        return out
-    if isinstance(x, dict):
-        out = []
-        for k in _sorted_keys(x):
-            v = x[k]
-            if isinstance(v, (tuple, dict)):
-                out.extend(flatten(v))
-            else:
-                out.append(v)
-        return out
-    return [x]
-
-
-def _pack(template, it):
-    if isinstance(template, tuple):
-        vals = [_pack(v, it) for v in template]
-        if type(template) is tuple:
-            return tuple(vals)
-        return type(template)(*vals)  # namedtuple
-    if isinstance(template, dict):
-        packed = {k: _pack(template[k], it) for k in _sorted_keys(template)}
-        return type(template)((k, packed[k]) for k in template)
-    return next(it)
-
-
-def pack(template, leaves):
-    """Rebuild ``template``'s structure from ``leaves`` (in :func:`flatten` order)."""
-    if not isinstance(template, (tuple, dict)):
-        return leaves[0]
-    return _pack(template, iter(leaves))
-
-
+# --------------------------------------------------------------------------- structures
 def packer(template):
     """A function ``leaves -> structure`` for ``template`` (``tuple`` itself for a flat tuple)."""
-    if not isinstance(template, (tuple, dict)):
-        return lambda leaves: leaves[0]
-    if type(template) is tuple and not any(isinstance(v, (tuple, dict)) for v in template):
+    if not _tree.is_nested(template):
+        return operator.itemgetter(0)
+    if type(template) is tuple and not any(_tree.is_nested(v) for v in template):
         return tuple
-    return lambda leaves: _pack(template, iter(leaves))
+    return functools.partial(_tree.pack_sequence_as, template)
 
 
-def map_structure(fn, *structs):
-    """``fn`` applied leaf-wise to structures of the same shape."""
-    first = structs[0]
-    for s in structs[1:]:
-        assert_same_structure(first, s)
-    flats = [flatten(s) for s in structs]
-    return pack(first, [fn(*xs) for xs in zip(*flats)])
-
-
-def _shape_of_structure(x):
-    if isinstance(x, tuple):
-        return (type(x) if type(x) is not tuple else tuple, tuple(_shape_of_structure(v) for v in x))
-    if isinstance(x, dict):
-        return (dict, tuple((k, _shape_of_structure(x[k])) for k in _sorted_keys(x)))
-    return None
-
-
-def assert_same_structure(a, b, what="structures"):
-    """TypeError when ``a`` and ``b`` are not nested alike (the leaves are not compared)."""
-    if _shape_of_structure(a) != _shape_of_structure(b):
+def check_same_structure(a, b, what):
+    """TypeError when ``a`` and ``b`` are not nested alike (``tf.data`` raises TypeError for
+    any such mismatch); the leaves are not compared."""
+    try:
+        _tree.assert_same_structure(a, b)
+    except (TypeError, ValueError) as e:
         raise TypeError(f"{what} do not have the same nested structure: "
-                        f"{structure_repr(a)} vs {structure_repr(b)}")
+                        f"{structure_repr(a)} vs {structure_repr(b)} ({e})") from None
+
+
+def flatten_up_to(template, value, what):
+    """``value`` flattened down to ``template``'s leaves, whatever it holds below them (shapes
+    given as tuples or lists); a list stands for a tuple of ``template``."""
+    try:
+        return _tree.flatten_up_to(template, value, check_types=False)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{what}: expected a structure like {structure_repr(template)}, got "
+                        f"{value!r} ({e})") from None
+
+
+def check_no_lists(structure, what):
+    """TypeError for a list in ``structure`` (of datasets, specs or dtypes): ``tf.data`` takes
+    a list for a value, never for a structure; a tuple is one."""
+    if isinstance(structure, list):
+        raise TypeError(f"{what}: nested structures do not support Python lists; use a tuple "
+                        f"instead (got a list of {len(structure)})")
+    if isinstance(structure, (tuple, dict)):
+        for v in (structure.values() if isinstance(structure, dict) else structure):
+            check_no_lists(v, what)
 
 
 def structure_repr(x):
@@ -268,11 +221,10 @@ class TensorSpec:
 
 def spec_of(element):
     """The ``TensorSpec`` structure of a concrete element."""
-    if isinstance(element, _ndarray):
-        return TensorSpec(element.shape, element.dtype)
-    if isinstance(element, tuple):
-        vals = [spec_of(v) for v in element]
-        return tuple(vals) if type(element) is tuple else type(element)(*vals)
-    if isinstance(element, dict):
-        return type(element)((k, spec_of(v)) for k, v in element.items())
-    return TensorSpec.from_tensor(element)
+    return _tree.map_structure(_spec_of_leaf, element)
+
+
+def _spec_of_leaf(x):
+    if isinstance(x, _ndarray):
+        return TensorSpec(x.shape, x.dtype)
+    return TensorSpec.from_tensor(x)

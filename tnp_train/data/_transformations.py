@@ -13,6 +13,7 @@ import numpy as _np
 from tnp import get_default_device
 from tnp.extend import wrap as _wrap
 
+from ..utils import tree as _tree
 from . import _structure as _st
 from ._structure import TensorSpec
 from ._threads import ParallelMapIterator, PrefetchIterator
@@ -51,6 +52,24 @@ class _Unary(Dataset):
         """Forget what earlier iterations left behind (a copy must not share it)."""
 
 
+class _Selecting(_Unary):
+    """A transformation that selects, reorders or repeats its parent's elements: over an
+    indexed source it works on the index chunks (``_index_chunks``) and the parent's
+    ``_source``, else on the elements themselves (``_iter_slow``)."""
+
+    def __init__(self, parent):
+        super().__init__(parent)
+        self._indexed = parent._indexed
+
+    def _source(self):
+        return self._parent._source()
+
+    def _iter_elements(self):
+        if self._indexed:
+            return self._iter_indexed_elements()
+        return self._iter_slow()
+
+
 class MapDataset(_Unary):
     _spec_needs_run = True
 
@@ -76,31 +95,34 @@ class MapDataset(_Unary):
         return self._spec_by_running()
 
 
-class FilterDataset(_Unary):
+class _Judged(_Unary):
+    """A transformation driven by a predicate of the elements (``filter``, ``take_while``)."""
+
     def __init__(self, parent, predicate):
         super().__init__(parent)
         self._pred = predicate
 
-    def _iter_elements(self):
+    def _judged(self, op):
+        """``(element, predicate(element))`` for the parent's elements; ``op`` names the
+        transformation in the error of a predicate that gives no boolean."""
         pred = self._pred
         for e in self._parent._iter_elements():
-            if _as_bool(_call(pred, e), "filter"):
-                yield e
+            yield e, _as_bool(_call(pred, e), op)
+
+
+class FilterDataset(_Judged):
+    def _iter_elements(self):
+        return (e for e, keep in self._judged("filter") if keep)
 
     def _cardinality(self):
         n = self._parent._cardinality()
         return n if n == INFINITE else UNKNOWN
 
 
-class TakeWhileDataset(_Unary):
-    def __init__(self, parent, predicate):
-        super().__init__(parent)
-        self._pred = predicate
-
+class TakeWhileDataset(_Judged):
     def _iter_elements(self):
-        pred = self._pred
-        for e in self._parent._iter_elements():
-            if not _as_bool(_call(pred, e), "take_while"):
+        for e, keep in self._judged("take_while"):
+            if not keep:
                 return
             yield e
 
@@ -108,7 +130,7 @@ class TakeWhileDataset(_Unary):
         return UNKNOWN
 
 
-class ShuffleDataset(_Unary):
+class ShuffleDataset(_Selecting):
     def __init__(self, parent, buffer_size, seed, reshuffle):
         super().__init__(parent)
         if seed is None:
@@ -118,7 +140,6 @@ class ShuffleDataset(_Unary):
         self._buffer = buffer_size
         self._reshuffle = reshuffle
         self._epochs = itertools.count()
-        self._indexed = parent._indexed
 
     def _reset_state(self):
         self._epochs = itertools.count()
@@ -128,9 +149,6 @@ class ShuffleDataset(_Unary):
             return _np.random.default_rng([self._seed, next(self._epochs)])
         return _np.random.default_rng(self._seed)
 
-    def _source(self):
-        return self._parent._source()
-
     def _index_chunks(self):
         ints = _shuffled(_chunk_ints(self._parent._index_chunks()), self._buffer, self._rng())
         while True:
@@ -139,23 +157,17 @@ class ShuffleDataset(_Unary):
                 return
             yield _np.array(block, dtype=_np.int64)
 
-    def _iter_elements(self):
-        if self._indexed:
-            return self._iter_indexed_elements()
+    def _iter_slow(self):
         return _shuffled(self._parent._iter_elements(), self._buffer, self._rng())
 
 
-class RepeatDataset(_Unary):
+class RepeatDataset(_Selecting):
     def __init__(self, parent, count):
         super().__init__(parent)
         self._count = count
-        self._indexed = parent._indexed
 
     def _passes(self):
         return itertools.count() if self._count < 0 else range(self._count)
-
-    def _source(self):
-        return self._parent._source()
 
     def _index_chunks(self):
         for _ in self._passes():
@@ -166,11 +178,6 @@ class RepeatDataset(_Unary):
                 yield c
             if empty:
                 return
-
-    def _iter_elements(self):
-        if self._indexed:
-            return self._iter_indexed_elements()
-        return self._iter_slow()
 
     def _iter_slow(self):
         for _ in self._passes():
@@ -192,25 +199,19 @@ class RepeatDataset(_Unary):
         return n * self._count
 
 
-class TakeDataset(_Unary):
+class TakeDataset(_Selecting):
     def __init__(self, parent, count):
         super().__init__(parent)
         self._count = count
-        self._indexed = parent._indexed
-
-    def _source(self):
-        return self._parent._source()
 
     def _index_chunks(self):
         chunks = self._parent._index_chunks()
         return chunks if self._count < 0 else _take_chunks(chunks, self._count)
 
     def _iter_elements(self):
-        if self._indexed:
-            return self._iter_indexed_elements()
-        if self._count < 0:
+        if self._count < 0 and not self._indexed:
             return self._parent._iter_elements()
-        return self._iter_slow()
+        return super()._iter_elements()
 
     def _iter_slow(self):
         if self._count == 0:
@@ -237,14 +238,10 @@ class TakeDataset(_Unary):
         return min(n, self._count)
 
 
-class SkipDataset(_Unary):
+class SkipDataset(_Selecting):
     def __init__(self, parent, count):
         super().__init__(parent)
         self._count = count
-        self._indexed = parent._indexed
-
-    def _source(self):
-        return self._parent._source()
 
     def _index_chunks(self):
         if self._count < 0:
@@ -252,11 +249,6 @@ class SkipDataset(_Unary):
                 pass
             return iter(())
         return _skip_chunks(self._parent._index_chunks(), self._count)
-
-    def _iter_elements(self):
-        if self._indexed:
-            return self._iter_indexed_elements()
-        return self._iter_slow()
 
     def _iter_slow(self):
         it = self._parent._iter_elements()
@@ -277,22 +269,16 @@ class SkipDataset(_Unary):
         return max(0, n - self._count)
 
 
-class ShardDataset(_Unary):
+class ShardDataset(_Selecting):
     def __init__(self, parent, num_shards, index):
         super().__init__(parent)
         self._k = num_shards
         self._i = index
-        self._indexed = parent._indexed
-
-    def _source(self):
-        return self._parent._source()
 
     def _index_chunks(self):
         return _shard_chunks(self._parent._index_chunks(), self._k, self._i)
 
-    def _iter_elements(self):
-        if self._indexed:
-            return self._iter_indexed_elements()
+    def _iter_slow(self):
         return itertools.islice(self._parent._iter_elements(), self._i, None, self._k)
 
     def _cardinality(self):
@@ -313,7 +299,7 @@ class PrefetchDataset(_Unary):
         return PrefetchIterator(self._parent._iter_elements, self._buffer)
 
 
-class OptionsDataset(_Unary):
+class OptionsDataset(_Selecting):
     """``with_options``: the parent's elements, with options merged at construction (so a
     conflict raises there, as in TF)."""
 
@@ -321,13 +307,9 @@ class OptionsDataset(_Unary):
         super().__init__(parent)
         from ._options import merge_options
         self._options = merge_options(parent.options(), options)
-        self._indexed = parent._indexed
 
     def options(self):
         return copy.deepcopy(self._options)
-
-    def _source(self):
-        return self._parent._source()
 
     def _index_chunks(self):
         return self._parent._index_chunks()
@@ -336,10 +318,9 @@ class OptionsDataset(_Unary):
         return self._parent._iter_elements()
 
 
-class CacheDataset(_Unary):
+class CacheDataset(_Selecting):
     def __init__(self, parent):
         super().__init__(parent)
-        self._indexed = parent._indexed
         self._store = None  # the first complete pass: chunks (indexed) or elements
         self._lock = threading.Lock()
 
@@ -347,15 +328,10 @@ class CacheDataset(_Unary):
         self._store = None
         self._lock = threading.Lock()
 
-    def _source(self):
-        return self._parent._source()
-
     def _index_chunks(self):
         return self._replay_or_record(self._parent._index_chunks)
 
-    def _iter_elements(self):
-        if self._indexed:
-            return self._iter_indexed_elements()
+    def _iter_slow(self):
         return self._replay_or_record(self._parent._iter_elements)
 
     def _replay_or_record(self, source):
@@ -398,8 +374,16 @@ class ConcatenateDataset(Dataset):
             self._compute_spec()  # structure and dtype errors at construction, as TF
 
     def _iter_elements(self):
-        yield from self._first._iter_elements()
-        yield from self._second._iter_elements()
+        template = None
+        for template in self._first._iter_elements():
+            yield template
+        if template is None or not _tree.is_nested(template):
+            yield from self._second._iter_elements()
+            return
+        # as TF, the second's elements come in the first's structure (a dict's keys perhaps in
+        # another insertion order)
+        for e in self._second._iter_elements():
+            yield _tree.pack_sequence_as(template, _tree.flatten(e))
 
     def _inputs(self):
         return (self._first, self._second)
@@ -414,14 +398,14 @@ class ConcatenateDataset(Dataset):
 
     def _compute_spec(self):
         sa, sb = self._first.element_spec, self._second.element_spec
-        _st.assert_same_structure(sa, sb, "Dataset.concatenate: the two datasets' elements")
+        _st.check_same_structure(sa, sb, "Dataset.concatenate: the two datasets' elements")
 
         def merge(x, y):
             if x.dtype != y.dtype:
                 raise TypeError(f"Dataset.concatenate: component dtypes differ: {x.dtype} and "
                                 f"{y.dtype}")
             return x.most_specific_compatible_type(y)
-        return _st.map_structure(merge, sa, sb)
+        return _tree.map_structure(merge, sa, sb)
 
 
 class InterleaveDataset(_Unary):
@@ -546,9 +530,9 @@ class WindowDataset(_Unary):
                 spec = self._parent.element_spec
             template = picked[0]
             if isinstance(template, (tuple, dict)):
-                cols = list(zip(*[_st.flatten(e) for e in picked]))
-                yield _st.pack(template, [_ElementsDataset(list(c), s)
-                                          for c, s in zip(cols, _st.flatten(spec))])
+                cols = list(zip(*[_tree.flatten(e) for e in picked]))
+                yield _tree.pack_sequence_as(template, [_ElementsDataset(list(c), s)
+                                          for c, s in zip(cols, _tree.flatten(spec))])
             else:
                 yield _ElementsDataset(picked, spec)
             start += shift
@@ -575,5 +559,5 @@ class WindowDataset(_Unary):
 
     def _compute_spec(self):
         spec = self._parent.element_spec
-        return _st.map_structure(DatasetSpec, spec) if isinstance(spec, (tuple, dict)) \
+        return _tree.map_structure(DatasetSpec, spec) if isinstance(spec, (tuple, dict)) \
             else DatasetSpec(spec)

@@ -23,9 +23,12 @@ import os
 
 import numpy as _np
 
-from tnp.extend import backend_array as _backend, device_of as _device_of, wrap as _wrap
+from tnp.extend import (
+    array_module as _array_module, backend_array as _backend, device_of as _device_of, wrap as _wrap,
+)
 from tnp import get_default_device, ndarray as _ndarray
 
+from ..utils import tree as _tree
 from . import _structure as _st
 
 __all__ = ["Dataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
@@ -121,7 +124,7 @@ def _stack(leaves, op):
     dev = _device_of(first)
     shape = first.shape
     arrays = [_backend(x) for x in leaves]
-    xp = dev.backend.xp
+    xp = _array_module(dev)
     try:
         return _wrap(xp.stack(arrays), dev)
     except ValueError:
@@ -138,8 +141,15 @@ def _stack(leaves, op):
 def _batch_elements(elements, template, op):
     if not isinstance(template, (tuple, dict)):
         return _stack(elements, op)
-    flatten = _st.flatten
-    return _st.pack(template, [_stack(col, op) for col in zip(*[flatten(e) for e in elements])])
+    flatten = _tree.flatten
+    columns = zip(*[flatten(e) for e in elements])
+    return _tree.pack_sequence_as(template, [_stack(col, op) for col in columns])
+
+
+def _uniforms(rng):
+    """Uniform draws in [0, 1) from ``rng``, drawn in blocks (one call per block)."""
+    while True:
+        yield from rng.random(_SHUFFLE_DRAWS).tolist()
 
 
 def _shuffled(it, buffer_size, rng):
@@ -147,27 +157,18 @@ def _shuffled(it, buffer_size, rng):
     one and put the next input in its place; at the end drain the buffer in random order."""
     it = iter(it)
     buf = list(itertools.islice(it, buffer_size))
-    draws = []
-    k = 0
+    u = _uniforms(rng).__next__
     for x in it:
-        if k == len(draws):
-            draws = rng.random(_SHUFFLE_DRAWS).tolist()
-            k = 0
         n = len(buf)
-        j = int(draws[k] * n)
-        k += 1
-        if j >= n:
+        j = int(u() * n)
+        if j >= n:   # a draw that rounds up to n
             j = n - 1
         out = buf[j]
         buf[j] = x
         yield out
     while buf:
-        if k == len(draws):
-            draws = rng.random(_SHUFFLE_DRAWS).tolist()
-            k = 0
         n = len(buf)
-        j = int(draws[k] * n)
-        k += 1
+        j = int(u() * n)
         if j >= n:
             j = n - 1
         out = buf[j]
@@ -277,7 +278,7 @@ def _select_rows(leaf_arrays, sel):
     out = []
     for a, dev in leaf_arrays:
         if not isinstance(sel, slice) and not isinstance(a, _np.ndarray):
-            sel = dev.backend.xp.asarray(sel)
+            sel = _array_module(dev).asarray(sel)
         out.append(_wrap(a[sel], dev))
     return out
 
@@ -383,7 +384,7 @@ class Dataset:
             if isinstance(e, _ndarray):
                 yield _to_numpy(e)
             else:
-                yield _st.pack(e, [_to_numpy(x) for x in _st.flatten(e)])
+                yield _tree.pack_sequence_as(e, [_to_numpy(x) for x in _tree.flatten(e)])
 
     def __bool__(self):
         return True
@@ -433,10 +434,10 @@ class Dataset:
             spec = self.element_spec
         except Exception:  # pragma: no cover
             return f"<{name}>"
-        shapes = _st.map_structure(lambda s: "<unknown>" if s.shape is None else s.shape, spec) \
+        shapes = _tree.map_structure(lambda s: "<unknown>" if s.shape is None else s.shape, spec) \
             if isinstance(spec, (tuple, dict)) else (spec.shape if spec.shape is not None
                                                       else "<unknown>")
-        types = _st.map_structure(lambda s: s.dtype.name, spec) \
+        types = _tree.map_structure(lambda s: s.dtype.name, spec) \
             if isinstance(spec, (tuple, dict)) else spec.dtype.name
         return f"<{name} shapes: {shapes}, types: {types}>"
 
@@ -667,8 +668,8 @@ class Dataset:
         state = _st.to_element(initial_state, "Dataset.reduce: initial_state")
         for e in self._iter_elements():
             new = _st.normalize_fn_output(reduce_func(state, e), "Dataset.reduce: reduce_func")
-            _st.assert_same_structure(state, new,
-                                      "Dataset.reduce: the initial state and the new state")
+            _st.check_same_structure(state, new,
+                                     "Dataset.reduce: the initial state and the new state")
             state = new
         return state
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp.extend import array_module, backend_array, device_of, is_tnp_array, wrap
+from tnp.extend import array_module, backend_array, device_of, is_inexact, is_tnp_array, wrap
 
 from ..autodiff import Variable
 from . import values as _values
@@ -29,7 +29,7 @@ __all__ = ["CrossDeviceOps", "ReductionToOneDevice", "NcclAllReduce",
 def _divide(a, n):
     """``a / n`` in ``a``'s dtype (integers truncate toward zero, as TF's mean of ints)."""
     b = backend_array(a)
-    if b.dtype.kind in "fc":
+    if is_inexact(b.dtype):
         return wrap((b / b.dtype.type(n)).astype(b.dtype, copy=False), device_of(a))
     q = b // n
     q += (b < 0) & (q * n != b)

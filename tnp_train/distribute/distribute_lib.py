@@ -27,11 +27,15 @@ import weakref
 import numpy as _np
 
 import tnp
-from tnp.extend import array_module, backend_array, device_of, is_tnp_array, wrap
+from tnp.extend import (
+    array_module, backend_array, device_of, is_floating, is_inexact, is_tnp_array, wrap,
+)
 
 from ..autodiff import (Variable, VariableAggregation, VariableSynchronization, custom_gradient,
                         variable_creator_scope)
+from ..autodiff.tape import hand_written_backward
 from ..autodiff.variables import creator_stack, current_creators
+from ..utils import tree as _tree
 from ..utils.random import set_thread_stream
 from . import values as _values
 from .collective.base import CollectiveError as _CollectiveError
@@ -191,20 +195,7 @@ class ValueContext:
                 f"total replicas in sync: {self._num_replicas_in_sync})")
 
 
-# ================================================================ nests and values
-def _map(fn, x):
-    return _values._map_nest(fn, x)
-
-
-def _flatten(x):
-    return _values._leaves(x, [])
-
-
-def _pack(structure, leaves):
-    it = iter(leaves)
-    return _map(lambda _: next(it), structure)
-
-
+# ================================================================ values
 def _as_array(x, device=None):
     if is_tnp_array(x):
         return x if device is None or device_of(x) is device else x.to_device(device)
@@ -676,15 +667,15 @@ class StrategyExtended:
 
     def _reduce_nest(self, op, value, axis):
         """``Strategy.reduce`` / ``reduce_to`` on a nest."""
-        leaves = _flatten(value)
+        leaves = _tree.flatten(value)
         if op is ReduceOp.MEAN and axis is None and all(
                 isinstance(x, _values.Mirrored) for x in leaves) and leaves:
             # TF: the mean of values equal on every replica is that value, no collective
-            return _pack(value, [_as_array(x._values[0]) for x in leaves])
+            return _tree.pack_sequence_as(value, [_as_array(x._values[0]) for x in leaves])
         where = "Strategy.reduce"
         if axis is None:
             local = [self._local_sum(x, where) for x in leaves]
-            return _pack(value, self._all_reduce_arrays(op.value.lower(), local))
+            return _tree.pack_sequence_as(value, self._all_reduce_arrays(op.value.lower(), local))
         axes = tuple(int(a) for a in axis) if isinstance(axis, (tuple, list)) else (int(axis),)
         sums, counts = [], []
         dest = self._local_devices[0] if self._num_local > 1 else None
@@ -705,15 +696,15 @@ class StrategyExtended:
             counts.append(c)
         sums = self._all_reduce_arrays("sum", sums)
         if op is ReduceOp.SUM:
-            return _pack(value, sums)
+            return _tree.pack_sequence_as(value, sums)
         dev = device_of(sums[0]) if sums else None
         cnt = self._all_reduce_arrays("sum", [tnp.asarray(_np.array(counts, _np.int64),
                                                           device=dev)])[0]
         out = []
         for i, s in enumerate(sums):
-            denom = cnt[i].astype(s.dtype) if s.dtype.kind in "fc" else cnt[i]
+            denom = cnt[i].astype(s.dtype) if is_inexact(s.dtype) else cnt[i]
             out.append(tnp.true_divide(s, denom))
-        return _pack(value, out)
+        return _tree.pack_sequence_as(value, out)
 
     def _gather_arrays(self, arrays, axis, where):
         """Each array concatenated along ``axis`` over all replicas, in replica order."""
@@ -740,13 +731,13 @@ class StrategyExtended:
         return out
 
     def _gather_nest(self, value, axis, where):
-        leaves = _flatten(value)
+        leaves = _tree.flatten(value)
         local = []
         dest = self._local_devices[0] if self._num_local > 1 else None
         for x in leaves:
             parts = [_plain(_as_array(p, dest)) for p in _values.local_results(x, None)]
             local.append(parts[0] if len(parts) == 1 else tnp.concatenate(parts, axis=axis))
-        return _pack(value, self._gather_arrays(local, int(axis), where))
+        return _tree.pack_sequence_as(value, self._gather_arrays(local, int(axis), where))
 
     def _broadcast_arrays(self, arrays, root=0, comm=None):
         """Backend arrays written in place with ``root``'s values (over ``comm``, default the
@@ -1108,40 +1099,28 @@ class ReplicaContext:
         op = as_reduce_op(reduce_op, "ReplicaContext.all_reduce").value.lower()
         ext = self._strategy.extended
         # Variables stay themselves: the tape connects the result to the variable read
-        leaves = [_as_array(x) for x in _flatten(value)]
+        leaves = [_as_array(x) for x in _tree.flatten(value)]
         if not leaves:
             return value
-        float_leaves = all(backend_array(x).dtype.kind == "f" for x in leaves)
+        float_leaves = all(is_floating(x.dtype) for x in leaves)
         if not float_leaves:
-            return _pack(value, ext._all_reduce_arrays(op, leaves))
-
-        @custom_gradient
-        def reduce(*xs):
-            ys = ext._all_reduce_arrays(op, list(xs))
-
-            def grad(*dys):
-                dys = [tnp.zeros_like(x) if d is None else _as_array(d)
-                       for x, d in zip(xs, dys)]
-                return tuple(ext._all_reduce_arrays(op, dys))
-            return (tuple(ys) if len(ys) > 1 else ys[0]), grad
-
-        out = reduce(*leaves)
-        return _pack(value, list(out) if len(leaves) > 1 else [out])
+            return _tree.pack_sequence_as(value, ext._all_reduce_arrays(op, leaves))
+        return _tree.pack_sequence_as(value, _differentiable_all_reduce(ext, op, leaves))
 
     def all_gather(self, value, axis, options=None):
         """Mirrors ``ReplicaContext.all_gather(value, axis, options=None)``: each leaf of
         ``value`` concatenated over all replicas along ``axis`` (sizes along it may differ);
         differentiable (a replica's gradient is its slice of the summed gradients)."""
         ext = self._strategy.extended
-        leaves = [_as_array(x) for x in _flatten(value)]
+        leaves = [_as_array(x) for x in _tree.flatten(value)]
         axis = int(axis)
         out = []
         for x in leaves:
-            if backend_array(x).dtype.kind != "f":
+            if not is_floating(x.dtype):
                 out.append(ext._gather_arrays([x], axis, "ReplicaContext.all_gather")[0])
                 continue
             out.append(_differentiable_gather(ext, x, axis))
-        return _pack(value, out)
+        return _tree.pack_sequence_as(value, out)
 
     def __repr__(self):
         return (f"<tt.distribute.ReplicaContext {self._replica_id_in_sync_group} of "
@@ -1159,18 +1138,46 @@ def _differentiable_gather(ext, x, axis):
     me = 0 if comm is None else comm.rank       # this replica's place among all replicas
     lo = sum(sizes[:me])
 
+    def mine(total):
+        index = [slice(None)] * total.ndim
+        index[ax] = slice(lo, lo + sizes[me])
+        return total[tuple(index)]
+
     @custom_gradient
     def gather(v):
         y = ext._gather_arrays([v], axis, "ReplicaContext.all_gather")[0]
 
         def grad(dy):
-            total = ext._all_reduce_arrays("sum", [_as_array(dy)])[0]
-            index = [slice(None)] * total.ndim
-            index[ax] = slice(lo, lo + sizes[me])
-            return total[tuple(index)]
-        return y, grad
+            return mine(ext._all_reduce_arrays("sum", [_as_array(dy)])[0])
+
+        def recorded(dy):   # a gradient of a gradient: the same all-reduce, differentiable
+            return mine(_differentiable_all_reduce(ext, "sum", [_as_array(dy)])[0])
+        return y, hand_written_backward("ReplicaContext.all_gather", grad, (v,), recorded)
 
     return gather(x)
+
+
+def _differentiable_all_reduce(ext, op, xs):
+    """``ext._all_reduce_arrays(op, xs)`` as one tape node whose gradient is the same all-reduce
+    of the cotangents, itself differentiable (so gradients of gradients see it). Either path
+    runs exactly one all-reduce, so replicas stay in step whichever each takes."""
+    @custom_gradient
+    def reduce(*xs):
+        ys = ext._all_reduce_arrays(op, list(xs))
+
+        def cotangents(dys):
+            return [tnp.zeros_like(x) if d is None else _as_array(d) for x, d in zip(xs, dys)]
+
+        def grad(*dys):
+            return tuple(ext._all_reduce_arrays(op, cotangents(dys)))
+
+        def recorded(*dys):
+            return tuple(_differentiable_all_reduce(ext, op, cotangents(dys)))
+        return (tuple(ys) if len(ys) > 1 else ys[0]), hand_written_backward(
+            "ReplicaContext.all_reduce", grad, xs, recorded)
+
+    out = reduce(*xs)
+    return list(out) if len(xs) > 1 else [out]
 
 
 # ================================================================ the default strategy

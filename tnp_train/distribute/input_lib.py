@@ -35,6 +35,7 @@ import numpy as _np
 import tnp
 from tnp.extend import device_of, is_tnp_array
 
+from ..utils import tree as _tree
 from . import values as _values
 
 __all__ = ["DistributedDataset", "DistributedIterator", "DistributedDatasetsFromFunction",
@@ -74,10 +75,14 @@ def split_batch(element, num_parts, part, where="experimental_distribute_dataset
     the first axis as :func:`part_bounds` says."""
     if num_parts == 1:
         return element
-    leaves = _values._leaves(element, [])
+    leaves = _tree.flatten(element)
     n = _batch_size(leaves, where)
     lo, hi = part_bounds(n, num_parts, part)
-    return _values._map_nest(lambda x: None if x is None else x[lo:hi], element)
+    return _tree.pack_sequence_as(element, [None if x is None else x[lo:hi] for x in leaves])
+
+
+def _empty_like(x):
+    return None if x is None else x[:0]
 
 
 def _to_device(element, device):
@@ -92,7 +97,7 @@ def _to_device(element, device):
         if isinstance(x, _np.ndarray):
             return tnp.asarray(x, device=device)
         return x
-    return _values._map_nest(move, element)
+    return _tree.map_structure(move, element)
 
 
 # ================================================================ datasets
@@ -342,7 +347,7 @@ class DistributedIterator:
         self._refill()
         if self._parts:
             return self._parts.popleft()
-        return _values._map_nest(lambda x: None if x is None else x[:0], self._template)
+        return _tree.map_structure(_empty_like, self._template)
 
     def _next_file_sharded(self):
         d = self._dist
@@ -361,8 +366,7 @@ class DistributedIterator:
             raise ValueError("experimental_distribute_dataset: this worker's files hold no "
                              "element while other workers still have data; an empty batch "
                              "cannot be made without knowing the element's shape")
-        return _to_device(_values._map_nest(lambda x: None if x is None else x[:0], template),
-                          d._device)
+        return _to_device(_tree.map_structure(_empty_like, template), d._device)
 
     def get_next(self):
         """The next per-replica batch (StopIteration at the end)."""

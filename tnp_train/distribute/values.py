@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections import abc
 
+from ..utils import tree as _tree
+
 __all__ = ["DistributedValues", "PerReplica", "Mirrored", "regroup", "select_replica",
            "select_replica_mirrored", "assert_mirrored", "is_mirrored", "local_results",
            "experimental_local_results", "map_structure", "flatten"]
@@ -71,54 +73,10 @@ def is_mirrored(value):
 
 
 # ----------------------------------------------------------------------------- nests
-# A nest here is what tf.nest walks: lists, tuples (namedtuples included) and mappings; anything
-# else (arrays, Variables, None, DistributedValues) is a leaf. _map_nest and _leaves visit the
-# leaves in the same order (mappings by sorted key), so a nest can be packed again from its
-# flattened leaves: map_structure(lambda _: next(it), nest).
-def _is_nest(x):
-    return isinstance(x, (list, tuple, abc.Mapping)) and not isinstance(x, DistributedValues)
-
-
-def _map_nest(fn, x):
-    if isinstance(x, DistributedValues):
-        return fn(x)
-    if isinstance(x, list):
-        return [_map_nest(fn, v) for v in x]
-    if isinstance(x, tuple):
-        vals = [_map_nest(fn, v) for v in x]
-        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
-    if isinstance(x, abc.Mapping):
-        # visited in flatten's (sorted-key) order, so that fn sees the leaves in that order
-        # (packing leaves back with an iterator relies on it); rebuilt in the mapping's order
-        mapped = {k: _map_nest(fn, x[k]) for k in _keys(x)}
-        return type(x)((k, mapped[k]) for k in x)
-    return fn(x)
-
-
-def _leaves(x, out):
-    if isinstance(x, DistributedValues):
-        out.append(x)
-    elif isinstance(x, (list, tuple)):
-        for v in x:
-            _leaves(v, out)
-    elif isinstance(x, abc.Mapping):
-        for k in _keys(x):  # sorted keys, as tf.nest: the same order on every rank
-            _leaves(x[k], out)
-    else:
-        out.append(x)
-    return out
-
-
-def map_structure(fn, nest):
-    """``fn`` applied to every leaf of ``nest`` (a DistributedValues is one leaf), the nest
-    rebuilt around the results (lists, tuples, namedtuples and mappings, as ``tf.nest``)."""
-    return _map_nest(fn, nest)
-
-
-def flatten(nest):
-    """The leaves of ``nest`` in ``tf.nest`` order (dict entries by sorted key; a
-    DistributedValues is one leaf)."""
-    return _leaves(nest, [])
+# A nest is what tf.nest walks (tnp_train.utils.tree): a DistributedValues is one leaf, and
+# mappings are visited by sorted key, the same order on every rank. This module exports the two.
+map_structure = _tree.map_structure
+flatten = _tree.flatten
 
 
 def _kind(x):
@@ -193,12 +151,12 @@ def select_replica(replica_id, structured):
                                  f"{type(x).__name__} of {len(x._values)} values")
             return x._values[replica_id]
         return x
-    return _map_nest(pick, structured)
+    return _tree.map_structure(pick, structured)
 
 
 def assert_mirrored(structured):
     """TypeError if a DistributedValues leaf of ``structured`` is not :class:`Mirrored`."""
-    for leaf in _leaves(structured, []):
+    for leaf in _tree.flatten(structured):
         if isinstance(leaf, DistributedValues) and not isinstance(leaf, Mirrored):
             raise TypeError(f"Expected a value mirrored across replicas, got a "
                             f"{type(leaf).__name__}: {leaf}")
@@ -221,8 +179,8 @@ def local_results(value, num_replicas=None):
     """
     if isinstance(value, DistributedValues):
         return value._values
-    if _is_nest(value):
-        counts = {len(leaf._values) for leaf in _leaves(value, [])
+    if _tree.is_nested(value):
+        counts = {len(leaf._values) for leaf in _tree.flatten(value)
                   if isinstance(leaf, DistributedValues)}
         if len(counts) > 1:
             raise ValueError("experimental_local_results: the distributed values in the nest "

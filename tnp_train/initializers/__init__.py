@@ -14,9 +14,10 @@ import math
 import numpy as _np
 
 import tnp
+from tnp.extend import is_floating
 
 from ..utils.random import make_rng
-from ..utils.serialization import class_config, get_object, lookup_config
+from ..utils.serialization import deserialize_keras_object, get_object, serialize_keras_object
 
 __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform",
            "TruncatedNormal", "VarianceScaling", "GlorotUniform", "GlorotNormal", "HeUniform",
@@ -32,7 +33,7 @@ def _dtype(dtype, who, floating=False):
         from ..backend import floatx
         dtype = floatx()
     dt = _np.dtype(getattr(dtype, "name", dtype))
-    if floating and dt.kind != "f" and dt.name != "bfloat16":
+    if floating and not is_floating(dt):
         raise ValueError(f"{who}: expected a floating-point dtype, got {dt.name}")
     return dt
 
@@ -357,21 +358,23 @@ _BY_NAME.update({
 
 
 def serialize(initializer):
-    """``{"class_name": ..., "config": ...}`` (``tf.keras.initializers.serialize``)."""
-    return class_config(initializer, "initializers")
+    """``{"class_name": ..., "config": ...}`` (its registered name, if it has one); mirrors
+    ``tf.keras.initializers.serialize``."""
+    return serialize_keras_object(initializer)
 
 
 def deserialize(config, custom_objects=None):
-    """An initializer from a name or a ``serialize`` dict (``tf.keras.initializers.deserialize``)."""
-    cls, kwargs = lookup_config(config, _BY_NAME, custom_objects, "initializers", "initializer")
-    if hasattr(cls, "from_config"):
-        return cls.from_config(kwargs)
-    return cls(**kwargs)
+    """An initializer from a name or a ``serialize`` dict, found in ``custom_objects``, the
+    registered and scoped custom objects, then the built-in initializers; mirrors
+    ``tf.keras.initializers.deserialize``."""
+    return deserialize_keras_object(config, module_objects=_BY_NAME,
+                                    custom_objects=custom_objects,
+                                    printable_module_name="initializer")
 
 
 def get(identifier):
-    """An initializer from its name, a ``serialize`` dict, an instance, a class or a callable;
-    None gives None (as ``tf.keras.initializers.get``)."""
-    if isinstance(identifier, type) and issubclass(identifier, Initializer):
-        return identifier()
+    """An initializer from its name, a ``serialize`` dict, an instance, a class (instantiated)
+    or a callable; None gives None (as ``tf.keras.initializers.get``)."""
+    if isinstance(identifier, type):
+        identifier = identifier()
     return get_object(identifier, deserialize, "initializer")

@@ -12,10 +12,10 @@ import math
 import numpy as _np
 
 import tnp
-from tnp.extend import backend_array as _backend, device_of as _tnp_device, wrap
+from tnp.extend import backend_array as _backend, device_of as _tnp_device, is_floating, wrap
 
 from ..autodiff import custom_gradient
-from ..autodiff.tape import first_order_only
+from ..autodiff.tape import hand_written_backward
 from ..utils.random import get_rng
 from ._common import work_dtype, device_of as _device_of, on_device
 from .base import Layer
@@ -122,8 +122,8 @@ def multi_head_attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, *, m
             return (w(dq), w(dk), w(dv), w(dWq), None if dbq is None else w(dbq), w(dWk),
                     None if dbk is None else w(dbk), w(dWv), None if dbv is None else w(dbv),
                     w(dWo), None if dbo is None else w(dbo))
-        return outs, first_order_only("MultiHeadAttention", grad_fn,
-                                      (query, key, value, wq, bq, wk, bk, wv, bv, wo, bo))
+        return outs, hand_written_backward("MultiHeadAttention", grad_fn,
+                                           (query, key, value, wq, bq, wk, bk, wv, bv, wo, bo))
 
     return op(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo)
 
@@ -228,7 +228,7 @@ class MultiHeadAttention(Layer):
 
         def conv(a):
             a = a if isinstance(a, tnp.ndarray) else tnp.asarray(a)
-            if a.dtype.kind == "f" and a.dtype.name != cd:
+            if is_floating(a.dtype) and a.dtype.name != cd:
                 a = a.astype(cd)
             return a
         query = conv(query)

@@ -38,18 +38,19 @@ import numpy as _np
 
 import tnp
 from tnp.extend import (
-    backend_array as _backend, device_of as _device_of, get_default_device as _get_default_device)
+    backend_array as _backend, device_of as _device_of, get_default_device as _get_default_device,
+    is_floating)
 
 from .. import initializers as _initializers
 from ..autodiff import Variable
 from ..mixed_precision.policy import Policy, get_policy
 from ..utils import tracing as _tracing
 from ..utils.naming import snake_case
-from .keras_tensor import KerasTensor, Node, flatten, is_symbolic, pack_like
+from ..utils.tree import flatten, pack_sequence_as
+from .keras_tensor import KerasTensor, Node, is_symbolic
 
 __all__ = ["Layer", "InputSpec"]
 
-_BF16 = _np.dtype(tnp.bfloat16)
 _uid_lock = threading.Lock()
 _lock_lock = threading.Lock()     # makes the build lock of a layer that skipped Layer.__init__
 _name_counts: dict = {}
@@ -295,7 +296,7 @@ class Layer:
                 return inputs
             dt = _backend(inputs).dtype
             target = self._dtype_policy._compute_np
-            if dt == target or not (dt.kind == "f" or dt == _BF16):
+            if dt == target or not is_floating(dt):
                 return inputs
             return inputs.astype(target)
         compute = self._dtype_policy.compute_dtype if self._autocast else None
@@ -305,7 +306,7 @@ class Layer:
                 if x is None or isinstance(x, (str, bytes, int, float, complex, bool)):
                     return x   # Python scalars stay weakly typed (NumPy 2 promotion)
                 x = tnp.asarray(x)
-            if compute is not None and (x.dtype.kind == "f" or x.dtype == _BF16) and \
+            if compute is not None and is_floating(x.dtype) and \
                     x.dtype.name != compute:
                 x = x.astype(compute)
             return x
@@ -313,7 +314,7 @@ class Layer:
         if isinstance(inputs, (tnp.ndarray, _np.ndarray)):
             return conv(inputs)
         if isinstance(inputs, (list, tuple, dict)):
-            return pack_like(inputs, [conv(x) for x in flatten(inputs)])
+            return pack_sequence_as(inputs, [conv(x) for x in flatten(inputs)])
         return conv(inputs)
 
     def _call_autocast(self, inputs, args, kwargs):
@@ -321,7 +322,7 @@ class Layer:
         saved = {}
         d = self.__dict__
         for attr, var in self._weight_attrs.items():
-            if d.get(attr) is var and var.dtype.kind == "f" and var.dtype.name != compute:
+            if d.get(attr) is var and is_floating(var.dtype) and var.dtype.name != compute:
                 saved[attr] = var
                 d[attr] = var.astype(compute)
         try:
@@ -378,7 +379,7 @@ class Layer:
             try:
                 runs = []
                 for batch, free in ((1, 8), (2, 9)):
-                    concrete = pack_like((args, kwargs), [
+                    concrete = pack_sequence_as((args, kwargs), [
                         _zeros_for(t, batch, free) if isinstance(t, KerasTensor) else t
                         for t in flatten((args, kwargs))])
                     kw = dict(concrete[1])
@@ -390,12 +391,12 @@ class Layer:
             a, b = (flatten(r) for r in runs)
             leaves = [KerasTensor(tuple(None if da != db else da for da, db in zip(x.shape, y.shape)),
                                   x.dtype.name) for x, y in zip(a, b)]
-            outputs = pack_like(runs[0], leaves)
+            outputs = pack_sequence_as(runs[0], leaves)
         node = Node(self, args, kwargs, outputs)
         for i, t in enumerate(flatten(outputs)):
             t._node, t._index = node, i
         self._inbound_nodes.append(node)
-        self._output_shape_cache = (pack_like(outputs, [t.shape for t in flatten(outputs)]))
+        self._output_shape_cache = pack_sequence_as(outputs, [t.shape for t in flatten(outputs)])
         return outputs
 
     def _placeholders_from_shapes(self, shape):
@@ -439,7 +440,7 @@ class Layer:
             raise TypeError(f"{self.name}.add_weight: unexpected keyword arguments {sorted(kwargs)}")
         dtype = _np.dtype(dtype or self._dtype_policy.variable_dtype)
         init = _initializers.get(initializer if initializer is not None else
-                                 ("glorot_uniform" if dtype.kind == "f" else "zeros"))
+                                 ("glorot_uniform" if is_floating(dtype) else "zeros"))
         shape = tuple(int(s) for s in (shape or ()))
         value = init(shape, dtype=dtype.name)
         if trainable is None:
@@ -471,10 +472,14 @@ class Layer:
     @property
     def weights(self):
         """All weights: this layer's, then its sub-layers', in creation order."""
-        out = list(self._own_weights)
+        return self._with_sublayers(list(self._own_weights), "weights")
+
+    def _with_sublayers(self, out, attr):
+        """``out`` (this layer's weights) then each sub-layer's ``attr``, each weight once (a
+        shared one where it first appears)."""
         seen = {id(w) for w in out}
         for layer in self._sublayers:
-            for w in layer.weights:
+            for w in getattr(layer, attr):
                 if id(w) not in seen:
                     seen.add(id(w))
                     out.append(w)
@@ -488,14 +493,8 @@ class Layer:
     def trainable_weights(self):
         if not self._trainable:
             return []
-        out = [w for w in self._own_weights if w.trainable]
-        seen = {id(w) for w in out}
-        for layer in self._sublayers:
-            for w in layer.trainable_weights:
-                if id(w) not in seen:
-                    seen.add(id(w))
-                    out.append(w)
-        return out
+        return self._with_sublayers([w for w in self._own_weights if w.trainable],
+                                    "trainable_weights")
 
     @property
     def trainable_variables(self):

@@ -17,9 +17,12 @@ from __future__ import annotations
 import tnp
 
 from .. import activations as _activations
+from .. import constraints as _constraints
 from .. import initializers as _initializers
+from .. import regularizers as _regularizers
 from ..ops import conv as _ops
 from ._axis_ops import pad_axis, spread_axis
+from ._common import add_option_weight, positive_int
 from .base import Layer
 
 __all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",
@@ -61,26 +64,10 @@ def _data_format(value, layer):
 
 
 def _get_regularizer(identifier):
-    if identifier is None:
-        return None
-    try:
-        from .. import regularizers as _regularizers
-    except ImportError:
-        if callable(identifier):
-            return identifier
-        raise ValueError(f"Unknown regularizer: {identifier!r}") from None
     return _regularizers.get(identifier)
 
 
 def _get_constraint(identifier):
-    if identifier is None:
-        return None
-    try:
-        from .. import constraints as _constraints
-    except ImportError:
-        if callable(identifier):
-            return identifier
-        raise ValueError(f"Unknown constraint: {identifier!r}") from None
     return _constraints.get(identifier)
 
 
@@ -198,13 +185,8 @@ class _Conv(Layer):
         cls = type(self).__name__
         r = self.rank
         if filters is not None:
-            try:
-                filters = int(filters)
-            except (TypeError, ValueError):
-                raise TypeError(f"{cls}: filters must be an integer, got {filters!r}") from None
-            if filters <= 0:
-                raise ValueError(f"{cls}: invalid value for argument `filters`: expected a strictly "
-                                 f"positive value, got {filters}")
+            filters = positive_int(filters, cls, "filters", "{who}: invalid value for argument "
+                                   "`filters`: expected a strictly positive value, got {value}")
         self.filters = filters
         self.kernel_size = _positive(_tuple(kernel_size, r, "kernel_size", cls), "kernel_size", cls)
         self.strides = _positive(_tuple(strides, r, "strides", cls), "strides", cls)
@@ -221,12 +203,7 @@ class _Conv(Layer):
         if any(s > 1 for s in self.strides) and any(d > 1 for d in self.dilation_rate):
             raise ValueError(f"{cls}: strides > 1 not supported in conjunction with dilation_rate "
                              f"> 1; got strides={self.strides}, dilation_rate={self.dilation_rate}")
-        try:
-            groups = int(groups)
-        except (TypeError, ValueError):
-            raise TypeError(f"{cls}: groups must be an integer, got {groups!r}") from None
-        if groups <= 0:
-            raise ValueError(f"{cls}: groups must be a positive integer, got {groups}")
+        groups = positive_int(groups, cls, "groups")
         if filters is not None and filters % groups:
             raise ValueError(f"{cls}: the number of filters ({filters}) must be evenly divisible by "
                              f"the number of groups ({groups})")
@@ -280,30 +257,30 @@ class _Conv(Layer):
         return self.filters
 
     # -------------------------------------------------------------- config
+    def _weight_config(self, name, attr=None):
+        """The config entries ``<name>_initializer``, ``_regularizer`` and ``_constraint`` of
+        the options kept as ``<attr>_*`` (``attr`` defaults to ``name``), as they were given."""
+        attr = attr or name
+        ids = self._init_ids
+        return {f"{name}_{kind}": _serialize(getattr(self, f"{attr}_{kind}"), ids[f"{attr}_{kind}"],
+                                             getter)
+                for kind, getter in (("initializer", None), ("regularizer", _get_regularizer),
+                                     ("constraint", _get_constraint))}
+
     def _base_config(self):
         ids = self._init_ids
         return {
             "kernel_size": self.kernel_size, "strides": self.strides, "padding": self.padding,
             "data_format": self.data_format, "dilation_rate": self.dilation_rate,
             "activation": _activations.serialize(self.activation), "use_bias": self.use_bias,
-            "bias_initializer": _serialize(self.bias_initializer, ids["bias_initializer"]),
-            "bias_regularizer": _serialize(self.bias_regularizer, ids["bias_regularizer"],
-                                           _get_regularizer),
+            **self._weight_config("bias"),
             "activity_regularizer": _serialize(self.activity_regularizer,
                                                ids["activity_regularizer"], _get_regularizer),
-            "bias_constraint": _serialize(self.bias_constraint, ids["bias_constraint"],
-                                          _get_constraint),
         }
 
     def get_config(self):
-        ids = self._init_ids
         return {**super().get_config(), "filters": self.filters, **self._base_config(),
-                "groups": self.groups,
-                "kernel_initializer": _serialize(self.kernel_initializer, ids["kernel_initializer"]),
-                "kernel_regularizer": _serialize(self.kernel_regularizer, ids["kernel_regularizer"],
-                                                _get_regularizer),
-                "kernel_constraint": _serialize(self.kernel_constraint, ids["kernel_constraint"],
-                                               _get_constraint)}
+                "groups": self.groups, **self._weight_config("kernel")}
 
     # -------------------------------------------------------------- call helpers
     def _prepare(self, inputs):
@@ -321,9 +298,7 @@ class _Conv(Layer):
         return y
 
     def _add_bias(self):
-        return self.add_weight("bias", (self.filters,), initializer=self.bias_initializer,
-                               regularizer=self.bias_regularizer,
-                               constraint=self.bias_constraint) if self.use_bias else None
+        return add_option_weight(self, "bias", (self.filters,)) if self.use_bias else None
 
 
 class _ConvForward(_Conv):
@@ -333,10 +308,8 @@ class _ConvForward(_Conv):
         if cin % self.groups:
             raise ValueError(f"{self.name}: the number of input channels ({cin}, input shape {shape}) "
                              f"must be evenly divisible by the number of groups ({self.groups})")
-        self.kernel = self.add_weight("kernel", self.kernel_size + (cin // self.groups, self.filters),
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
+        self.kernel = add_option_weight(self, "kernel",
+                                        self.kernel_size + (cin // self.groups, self.filters))
         self.bias = self._add_bias()
         super().build(input_shape)
 
@@ -424,10 +397,7 @@ class _ConvTranspose(_Conv):
     def build(self, input_shape):
         shape = tuple(input_shape)
         cin = self._channels(shape)
-        self.kernel = self.add_weight("kernel", self.kernel_size + (self.filters, cin),
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
+        self.kernel = add_option_weight(self, "kernel", self.kernel_size + (self.filters, cin))
         self.bias = self._add_bias()
         super().build(input_shape)
 
@@ -506,21 +476,33 @@ class _Depthwise(_Conv):
     ``(kh, kw, cin, depth_multiplier)`` (configured through ``_Conv``'s ``kernel_*`` arguments),
     applied as a grouped convolution with one group per input channel."""
 
+    def __init__(self, args):
+        """``args``: the subclass constructor's ``locals()`` (its signature is Keras's, with
+        ``depthwise_*`` for ``_Conv``'s ``kernel_*``)."""
+        super().__init__(args.get("filters"), args["kernel_size"], strides=args["strides"],
+                         padding=args["padding"], data_format=args["data_format"],
+                         dilation_rate=args["dilation_rate"], activation=args["activation"],
+                         use_bias=args["use_bias"],
+                         kernel_initializer=args["depthwise_initializer"],
+                         bias_initializer=args["bias_initializer"],
+                         kernel_regularizer=args["depthwise_regularizer"],
+                         bias_regularizer=args["bias_regularizer"],
+                         activity_regularizer=args["activity_regularizer"],
+                         kernel_constraint=args["depthwise_constraint"],
+                         bias_constraint=args["bias_constraint"], **args["kwargs"])
+        self._set_depth_multiplier(args["depth_multiplier"], type(self).__name__)
+
+    def _depthwise_config(self):
+        return {"depth_multiplier": self.depth_multiplier,
+                **self._weight_config("depthwise", "kernel")}
+
     def _set_depth_multiplier(self, depth_multiplier, who):
-        try:
-            depth_multiplier = int(depth_multiplier)
-        except (TypeError, ValueError):
-            raise TypeError(f"{who}: depth_multiplier must be an integer, got "
-                            f"{depth_multiplier!r}") from None
-        if depth_multiplier <= 0:
-            raise ValueError(f"{who}: depth_multiplier must be positive, got {depth_multiplier}")
-        self.depth_multiplier = depth_multiplier
+        self.depth_multiplier = positive_int(depth_multiplier, who, "depth_multiplier",
+                                             "{who}: {what} must be positive, got {value}")
 
     def _add_depthwise_kernel(self, cin):
-        return self.add_weight(
-            "depthwise_kernel", self.kernel_size + (cin, self.depth_multiplier),
-            initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-            constraint=self.kernel_constraint)
+        return add_option_weight(self, "depthwise_kernel",
+                                 self.kernel_size + (cin, self.depth_multiplier), "kernel")
 
     def _grouped_depthwise_kernel(self, x, inputs):
         """``(kernel, cin)``: the depthwise kernel as a ``conv2d`` kernel for ``cin`` groups,
@@ -548,15 +530,7 @@ class DepthwiseConv2D(_Depthwise):
                  depthwise_initializer="glorot_uniform", bias_initializer="zeros",
                  depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  depthwise_constraint=None, bias_constraint=None, **kwargs):
-        super().__init__(None, kernel_size, strides=strides, padding=padding,
-                         data_format=data_format, dilation_rate=dilation_rate, activation=activation,
-                         use_bias=use_bias, kernel_initializer=depthwise_initializer,
-                         bias_initializer=bias_initializer, kernel_regularizer=depthwise_regularizer,
-                         bias_regularizer=bias_regularizer,
-                         activity_regularizer=activity_regularizer,
-                         kernel_constraint=depthwise_constraint, bias_constraint=bias_constraint,
-                         **kwargs)
-        self._set_depth_multiplier(depth_multiplier, "DepthwiseConv2D")
+        super().__init__(locals())
 
     def build(self, input_shape):
         shape = tuple(input_shape)
@@ -578,14 +552,7 @@ class DepthwiseConv2D(_Depthwise):
         return self._finish(y, fused)
 
     def get_config(self):
-        ids = self._init_ids
-        return {**Layer.get_config(self), **self._base_config(),
-                "depth_multiplier": self.depth_multiplier,
-                "depthwise_initializer": _serialize(self.kernel_initializer, ids["kernel_initializer"]),
-                "depthwise_regularizer": _serialize(self.kernel_regularizer, ids["kernel_regularizer"],
-                                                _get_regularizer),
-                "depthwise_constraint": _serialize(self.kernel_constraint, ids["kernel_constraint"],
-                                               _get_constraint)}
+        return {**Layer.get_config(self), **self._base_config(), **self._depthwise_config()}
 
 
 class SeparableConv2D(_Depthwise):
@@ -608,15 +575,7 @@ class SeparableConv2D(_Depthwise):
         # kernel_initializer="he_normal"): accepted and ignored, as in TF
         for unused in ("kernel_initializer", "kernel_regularizer", "kernel_constraint"):
             kwargs.pop(unused, None)
-        super().__init__(filters, kernel_size, strides=strides, padding=padding,
-                         data_format=data_format, dilation_rate=dilation_rate, activation=activation,
-                         use_bias=use_bias, kernel_initializer=depthwise_initializer,
-                         bias_initializer=bias_initializer, kernel_regularizer=depthwise_regularizer,
-                         bias_regularizer=bias_regularizer,
-                         activity_regularizer=activity_regularizer,
-                         kernel_constraint=depthwise_constraint, bias_constraint=bias_constraint,
-                         **kwargs)
-        self._set_depth_multiplier(depth_multiplier, "SeparableConv2D")
+        super().__init__(locals())
         self._init_ids.update(pointwise_initializer=pointwise_initializer,
                               pointwise_regularizer=pointwise_regularizer,
                               pointwise_constraint=pointwise_constraint)
@@ -628,10 +587,9 @@ class SeparableConv2D(_Depthwise):
         shape = tuple(input_shape)
         cin = self._channels(shape)
         self.depthwise_kernel = self._add_depthwise_kernel(cin)
-        self.pointwise_kernel = self.add_weight(
-            "pointwise_kernel", (1, 1, cin * self.depth_multiplier, self.filters),
-            initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
-            constraint=self.pointwise_constraint)
+        self.pointwise_kernel = add_option_weight(
+            self, "pointwise_kernel", (1, 1, cin * self.depth_multiplier, self.filters),
+            "pointwise")
         self.bias = self._add_bias()
         super().build(input_shape)
 
@@ -645,20 +603,8 @@ class SeparableConv2D(_Depthwise):
         return self._finish(y, fused)
 
     def get_config(self):
-        ids = self._init_ids
         return {**Layer.get_config(self), "filters": self.filters, **self._base_config(),
-                "depth_multiplier": self.depth_multiplier,
-                "depthwise_initializer": _serialize(self.kernel_initializer, ids["kernel_initializer"]),
-                "pointwise_initializer": _serialize(self.pointwise_initializer,
-                                                    ids["pointwise_initializer"]),
-                "depthwise_regularizer": _serialize(self.kernel_regularizer, ids["kernel_regularizer"],
-                                                _get_regularizer),
-                "pointwise_regularizer": _serialize(self.pointwise_regularizer,
-                                                    ids["pointwise_regularizer"], _get_regularizer),
-                "depthwise_constraint": _serialize(self.kernel_constraint, ids["kernel_constraint"],
-                                               _get_constraint),
-                "pointwise_constraint": _serialize(self.pointwise_constraint,
-                                                   ids["pointwise_constraint"], _get_constraint)}
+                **self._depthwise_config(), **self._weight_config("pointwise")}
 
 
 # Keras's aliases

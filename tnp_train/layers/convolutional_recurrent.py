@@ -13,10 +13,10 @@ from tnp.extend import backend_array as _backend, wrap
 from .. import activations as _activations
 from ..ops.conv import conv2d, conv_output_length
 from ..utils.random import get_rng
-from ._common import device_of as _device_of
+from ._common import add_option_weight, device_of as _device_of
 from .base import Layer
 from .convolutional import _data_format, _positive, _tuple
-from .core import set_weight_options, weight_options_config
+from .core import set_weight_options, weight_options, weight_options_config
 from .recurrent import _UnitForgetBias, _ser_act
 
 __all__ = ["ConvLSTM2D"]
@@ -61,17 +61,7 @@ class ConvLSTM2D(Layer):
             raise ValueError(f"{cls}: padding must be 'valid' or 'same', got {padding!r}")
         self.padding = padding
         self.data_format = _data_format(data_format, cls)
-        set_weight_options(self, activation=activation, use_bias=use_bias,
-                           kernel_initializer=kernel_initializer,
-                           recurrent_initializer=recurrent_initializer,
-                           bias_initializer=bias_initializer,
-                           kernel_regularizer=kernel_regularizer,
-                           recurrent_regularizer=recurrent_regularizer,
-                           bias_regularizer=bias_regularizer,
-                           activity_regularizer=activity_regularizer,
-                           kernel_constraint=kernel_constraint,
-                           recurrent_constraint=recurrent_constraint,
-                           bias_constraint=bias_constraint)
+        set_weight_options(self, **weight_options(locals()))
         self.recurrent_activation = _activations.get(recurrent_activation)
         self.unit_forget_bias = bool(unit_forget_bias)
         self.return_sequences = bool(return_sequences)
@@ -108,20 +98,13 @@ class ConvLSTM2D(Layer):
                              f"got shape {tuple(input_shape)}")
         kh, kw = self.kernel_size
         f = self.filters
-        self.kernel = self.add_weight("kernel", (kh, kw, int(channels), 4 * f),
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.recurrent_kernel = self.add_weight("recurrent_kernel", (kh, kw, f, 4 * f),
-                                                initializer=self.recurrent_initializer,
-                                                regularizer=self.recurrent_regularizer,
-                                                constraint=self.recurrent_constraint)
+        self.kernel = add_option_weight(self, "kernel", (kh, kw, int(channels), 4 * f))
+        self.recurrent_kernel = add_option_weight(self, "recurrent_kernel", (kh, kw, f, 4 * f),
+                                                  "recurrent")
         if self.use_bias:
             init = _UnitForgetBias(self.bias_initializer, f) if self.unit_forget_bias \
                 else self.bias_initializer
-            self.bias = self.add_weight("bias", (4 * f,), initializer=init,
-                                        regularizer=self.bias_regularizer,
-                                        constraint=self.bias_constraint)
+            self.bias = add_option_weight(self, "bias", (4 * f,), initializer=init)
         else:
             self.bias = None
         super().build(input_shape)

@@ -13,6 +13,7 @@ from .. import activations as _activations
 from .. import initializers as _initializers
 from ..ops.dense import dense as _dense_op
 from ..utils.random import get_rng, make_rng
+from ._common import add_option_weight, positive_int
 from .base import Layer
 from .keras_tensor import KerasTensor, Node
 
@@ -56,6 +57,13 @@ def set_weight_options(layer, **options):
         else:
             raise TypeError(f"set_weight_options: {name!r} is not a weight argument")
         setattr(layer, name, value)
+
+
+def weight_options(args):
+    """The weight arguments of :func:`set_weight_options` among ``args`` (a constructor's
+    ``locals()``)."""
+    return {k: v for k, v in args.items() if k in ("activation", "use_bias")
+            or k.endswith(("_initializer", "_regularizer", "_constraint"))}
 
 
 def weight_options_config(layer, *names):
@@ -168,21 +176,9 @@ class Dense(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
-        try:
-            units = int(units)
-        except (TypeError, ValueError):
-            raise TypeError(f"Dense: units must be an integer, got {units!r}") from None
-        if units <= 0:
-            raise ValueError(f"Received an invalid value for `units`, expected a positive integer, "
-                             f"got {units}.")
-        self.units = units
-        set_weight_options(self, activation=activation, use_bias=use_bias,
-                           kernel_initializer=kernel_initializer,
-                           bias_initializer=bias_initializer,
-                           kernel_regularizer=kernel_regularizer,
-                           bias_regularizer=bias_regularizer,
-                           activity_regularizer=activity_regularizer,
-                           kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
+        self.units = positive_int(units, "Dense", "units", "Received an invalid value for "
+                                  "`units`, expected a positive integer, got {value}.")
+        set_weight_options(self, **weight_options(locals()))
         self.supports_masking = True
         self._relu = self.activation is _activations.get("relu")
 
@@ -191,13 +187,8 @@ class Dense(Layer):
         if last is None:
             raise ValueError(f"The last dimension of the inputs to `Dense` should be defined. "
                              f"Found `None` (input shape {tuple(input_shape)}).")
-        self.kernel = self.add_weight("kernel", (int(last), self.units),
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
+        self.kernel = add_option_weight(self, "kernel", (int(last), self.units))
+        self.bias = add_option_weight(self, "bias", (self.units,)) if self.use_bias else None
         super().build(input_shape)
 
     def call(self, inputs):

@@ -9,8 +9,11 @@ import numpy as _np
 import tnp
 
 from .. import initializers as _initializers
+from ._common import add_option_weight
 from .base import Layer
-from .core import _DENSE_WEIGHT_ARGS, _serialize, set_weight_options, weight_options_config
+from .core import (
+    _DENSE_WEIGHT_ARGS, _serialize, set_weight_options, weight_options, weight_options_config,
+)
 
 __all__ = ["EinsumDense", "RandomFourierFeatures"]
 
@@ -97,23 +100,13 @@ class EinsumDense(Layer):
         self.partial_output_shape = (output_shape,) if isinstance(output_shape, int) \
             else tuple(output_shape)
         self.bias_axes = bias_axes
-        set_weight_options(self, activation=activation, kernel_initializer=kernel_initializer,
-                           bias_initializer=bias_initializer,
-                           kernel_regularizer=kernel_regularizer,
-                           bias_regularizer=bias_regularizer,
-                           activity_regularizer=activity_regularizer,
-                           kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
+        set_weight_options(self, **weight_options(locals()))
 
     def build(self, input_shape):
         kshape, bshape, self.full_output_shape = _einsum_shapes(
             self.equation, self.bias_axes, tuple(input_shape), self.partial_output_shape)
-        self.kernel = self.add_weight("kernel", kshape, initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = self.add_weight("bias", bshape, initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) \
-            if bshape is not None else None
+        self.kernel = add_option_weight(self, "kernel", kshape)
+        self.bias = add_option_weight(self, "bias", bshape) if bshape is not None else None
         super().build(input_shape)
 
     def call(self, inputs):

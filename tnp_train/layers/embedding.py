@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp.extend import backend_array as _backend, device_of as _tnp_device, wrap
+from tnp.extend import backend_array as _backend, device_of as _tnp_device, is_floating, wrap
 
 from ..autodiff import custom_gradient
-from ..autodiff.tape import first_order_only
+from ..autodiff.tape import hand_written_backward
 from .base import Layer
-from ._common import device_of as _device_of, scatter_add
+from ._common import add_option_weight, device_of as _device_of, scatter_add
 
 __all__ = ["Embedding", "embedding_lookup"]
 
@@ -44,7 +44,7 @@ def embedding_lookup(table, ids, name="embedding_lookup"):
     dev, xp = _device_of(table)
     ids_b = _data_on(ids, dev, xp)
     if ids_b.dtype.kind not in "iu":
-        if ids_b.dtype.kind in "fb":
+        if is_floating(ids_b.dtype) or ids_b.dtype.kind == "b":
             ids_b = ids_b.astype(_np.int64)
         else:
             raise TypeError(f"{name}: ids must be integers, got dtype {ids_b.dtype}")
@@ -63,7 +63,7 @@ def embedding_lookup(table, ids, name="embedding_lookup"):
             scatter_add(xp, g, ids_b.reshape(-1),
                         d.reshape(-1, t.shape[1]).astype(dt, copy=False))
             return wrap(g.astype(t.dtype, copy=False), dev)
-        return y, first_order_only(name, grad_fn, (table,))
+        return y, hand_written_backward(name, grad_fn, (table,))
 
     return op(table)
 
@@ -102,10 +102,7 @@ class Embedding(Layer):
         self.input_length = input_length
 
     def build(self, input_shape):
-        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
-                                          initializer=self.embeddings_initializer,
-                                          regularizer=self.embeddings_regularizer,
-                                          constraint=self.embeddings_constraint)
+        self.embeddings = add_option_weight(self, "embeddings", (self.input_dim, self.output_dim))
         super().build(input_shape)
 
     def call(self, inputs):

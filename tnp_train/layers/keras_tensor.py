@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as _np
 
-__all__ = ["KerasTensor", "Node", "is_symbolic", "flatten", "pack_like"]
+from ..utils.tree import flatten
+
+__all__ = ["KerasTensor", "Node", "is_symbolic"]
 
 
 class KerasTensor:
@@ -152,35 +154,6 @@ class Node:
         self.kwargs = kwargs
         self.outputs = outputs    # a KerasTensor or a structure of them
         self.inputs = [t for t in flatten((args, kwargs)) if isinstance(t, KerasTensor)]
-
-
-def flatten(x):
-    """The leaves of nested lists/tuples/dicts (dicts in key order)."""
-    if isinstance(x, (list, tuple)):
-        out = []
-        for e in x:
-            out.extend(flatten(e))
-        return out
-    if isinstance(x, dict):
-        out = []
-        for k in x:
-            out.extend(flatten(x[k]))
-        return out
-    return [x]
-
-
-def pack_like(structure, flat):
-    """Rebuild ``structure`` with the leaves taken in order from ``flat``."""
-    it = iter(flat)
-
-    def build(s):
-        if isinstance(s, (list, tuple)):
-            vals = [build(e) for e in s]
-            return type(s)(vals) if type(s) in (list, tuple) else type(s)(*vals)
-        if isinstance(s, dict):
-            return {k: build(v) for k, v in s.items()}
-        return next(it)
-    return build(structure)
 
 
 def is_symbolic(x):

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import tnp
 
+from ._common import add_option_weight
 from .base import Layer
 from .convolutional import _data_format, _positive, _tuple
-from .core import _DENSE_WEIGHT_ARGS, set_weight_options, weight_options_config
+from .core import _DENSE_WEIGHT_ARGS, set_weight_options, weight_options, weight_options_config
 
 __all__ = ["LocallyConnected1D", "LocallyConnected2D"]
 
@@ -44,13 +45,7 @@ class _LocallyConnected(Layer):
         if implementation not in (1, 2, 3):
             raise ValueError(f"{cls}: implementation must be 1, 2 or 3, got {implementation!r}")
         self.implementation = implementation
-        set_weight_options(self, activation=activation, use_bias=use_bias,
-                           kernel_initializer=kernel_initializer,
-                           bias_initializer=bias_initializer,
-                           kernel_regularizer=kernel_regularizer,
-                           bias_regularizer=bias_regularizer,
-                           activity_regularizer=activity_regularizer,
-                           kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
+        set_weight_options(self, **weight_options(locals()))
 
     # -- shapes --------------------------------------------------------------------------------
     def _split(self, shape):
@@ -87,18 +82,10 @@ class _LocallyConnected(Layer):
         window = channels
         for k in self.kernel_size:
             window *= k
-        self.kernel = self.add_weight("kernel", (positions, window, self.filters),
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        if self.use_bias:
-            # (positions..., filters) in either data format, as TF
-            self.bias = self.add_weight("bias", self._out + (self.filters,),
-                                        initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer,
-                                        constraint=self.bias_constraint)
-        else:
-            self.bias = None
+        self.kernel = add_option_weight(self, "kernel", (positions, window, self.filters))
+        # (positions..., filters) in either data format, as TF
+        self.bias = add_option_weight(self, "bias", self._out + (self.filters,)) \
+            if self.use_bias else None
         super().build(input_shape)
 
     def compute_output_shape(self, input_shape):

@@ -13,8 +13,8 @@ import tnp
 from tnp.extend import backend_array as _backend, device_of as _tnp_device, wrap
 
 from ..autodiff import custom_gradient
-from ..autodiff.tape import first_order_only
-from ._common import work_dtype, device_of as _device_of, on_device
+from ..autodiff.tape import hand_written_backward
+from ._common import add_option_weight, work_dtype, device_of as _device_of, on_device
 from .base import Layer
 
 __all__ = ["BatchNormalization", "LayerNormalization", "normalize"]
@@ -120,7 +120,7 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None,
                 dx = (dxhat - (s1 + xhat * s2) / n) * inv
             return (wrap(dx, dev), None if dgamma is None else wrap(dgamma, dev),
                     None if dbeta is None else wrap(dbeta, dev))
-        return y, first_order_only("normalization", grad_fn, (x, gamma, beta))
+        return y, hand_written_backward("normalization", grad_fn, (x, gamma, beta))
 
     y = op(x, gamma, beta)
     return y, holder["stats"]
@@ -163,6 +163,56 @@ def _sum_to(a, shape):
     return a.sum(axis=axes, keepdims=True).reshape(shape) if axes else a.reshape(shape)
 
 
+# the arguments both normalization layers take (Keras's names), after ``axis`` and ``epsilon``
+_AFFINE_ARGS = ("center", "scale", "beta_initializer", "gamma_initializer", "beta_regularizer",
+                "gamma_regularizer", "beta_constraint", "gamma_constraint")
+
+
+def _set_affine_options(layer, args):
+    """Sets ``axis``, ``epsilon`` and the gamma/beta options from ``args`` (the constructor's
+    ``locals()``), with Keras's check of ``axis``."""
+    axis = args["axis"]
+    if isinstance(axis, (list, tuple)):
+        layer.axis = [int(a) for a in axis]
+    elif isinstance(axis, (int, _np.integer)):
+        layer.axis = int(axis)
+    else:
+        raise TypeError(f"{layer.name}: expected an int or a list/tuple of ints for the "
+                        f"argument 'axis', but received: {axis!r}")
+    layer.epsilon = float(args["epsilon"])
+    for k in _AFFINE_ARGS:
+        setattr(layer, k, bool(args[k]) if k in ("center", "scale") else args[k])
+    layer.supports_masking = True
+
+
+def _affine_config(layer):
+    return {"axis": layer.axis, "epsilon": layer.epsilon,
+            **{k: getattr(layer, k) for k in _AFFINE_ARGS}}
+
+
+def _defined_axes(layer, input_shape):
+    """The layer's axes for inputs of ``input_shape``, each of a known size."""
+    axes = _normalize_axes(layer.axis, len(input_shape), layer.name)
+    for a in axes:
+        if input_shape[a] is None:
+            raise ValueError(f"{layer.name}: axis {a} of the input shape {input_shape} must "
+                             f"be defined")
+    return axes
+
+
+def _add_gamma_beta(layer, param_shape, dtype=None):
+    """The layer's ``gamma`` and ``beta`` weights (None where ``scale``/``center`` is off)."""
+    gamma = add_option_weight(layer, "gamma", param_shape, dtype=dtype) if layer.scale else None
+    beta = add_option_weight(layer, "beta", param_shape, dtype=dtype) if layer.center else None
+    return gamma, beta
+
+
+def _check_rank(layer, x):
+    if x.ndim != layer._ndim:
+        raise ValueError(f"{layer.name}: expected inputs of rank {layer._ndim}, got shape "
+                         f"{tuple(x.shape)}")
+
+
 class BatchNormalization(Layer):
     """Normalizes with batch statistics when training and moving averages otherwise; mirrors
     ``tf.keras.layers.BatchNormalization(axis=-1, momentum=0.99, epsilon=0.001, center=True,
@@ -184,6 +234,12 @@ class BatchNormalization(Layer):
     variance, as Keras's non-fused path. renorm, virtual_batch_size and adjustment are not
     supported. Parameters are float32 under 16-bit policies."""
 
+    # the options not supported (the constructor refuses others)
+    renorm = False
+    renorm_clipping = None
+    virtual_batch_size = None
+    adjustment = None
+
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",
@@ -199,57 +255,26 @@ class BatchNormalization(Layer):
             raise ValueError(f"{self.name}: `fused=True` is not supported when "
                              f"`synchronized=True`")
         self.synchronized = bool(synchronized)
-        if isinstance(axis, (list, tuple)):
-            self.axis = [int(a) for a in axis]
-        elif isinstance(axis, (int, _np.integer)):
-            self.axis = int(axis)
-        else:
-            raise TypeError(f"{self.name}: expected an int or a list/tuple of ints for the "
-                            f"argument 'axis', but received: {axis!r}")
+        _set_affine_options(self, locals())
         self.momentum = float(momentum)
-        self.epsilon = float(epsilon)
-        self.center = bool(center)
-        self.scale = bool(scale)
-        self.beta_initializer = beta_initializer
-        self.gamma_initializer = gamma_initializer
         self.moving_mean_initializer = moving_mean_initializer
         self.moving_variance_initializer = moving_variance_initializer
-        self.beta_regularizer = beta_regularizer
-        self.gamma_regularizer = gamma_regularizer
-        self.beta_constraint = beta_constraint
-        self.gamma_constraint = gamma_constraint
-        self.renorm = False
-        self.renorm_clipping = None
         self.renorm_momentum = renorm_momentum
         self.fused = fused
-        self.virtual_batch_size = None
-        self.adjustment = None
-        self.supports_masking = True
 
     def build(self, input_shape):
         input_shape = tuple(input_shape)
         ndim = len(input_shape)
         if ndim == 0:
             raise ValueError(f"{self.name}: input has undefined rank (shape {input_shape})")
-        self._axes = _normalize_axes(self.axis, ndim, self.name)
-        for a in self._axes:
-            if input_shape[a] is None:
-                raise ValueError(f"{self.name}: axis {a} of the input shape {input_shape} must "
-                                 f"be defined")
+        self._axes = _defined_axes(self, input_shape)
         if len(self._axes) == 1:
             param_shape = (int(input_shape[self._axes[0]]),)
         else:
             param_shape = tuple(int(input_shape[i]) if i in self._axes else 1 for i in range(ndim))
         vdt = self.variable_dtype
         pdt = "float32" if vdt in ("float16", "bfloat16") else vdt
-        self.gamma = self.add_weight("gamma", param_shape, dtype=pdt,
-                                     initializer=self.gamma_initializer,
-                                     regularizer=self.gamma_regularizer,
-                                     constraint=self.gamma_constraint) if self.scale else None
-        self.beta = self.add_weight("beta", param_shape, dtype=pdt,
-                                    initializer=self.beta_initializer,
-                                    regularizer=self.beta_regularizer,
-                                    constraint=self.beta_constraint) if self.center else None
+        self.gamma, self.beta = _add_gamma_beta(self, param_shape, pdt)
         self.moving_mean = self.add_weight("moving_mean", param_shape, dtype=pdt,
                                            initializer=self.moving_mean_initializer,
                                            trainable=False, aggregation="mean",
@@ -271,9 +296,7 @@ class BatchNormalization(Layer):
 
     def call(self, inputs, training=None):
         x = inputs if isinstance(inputs, tnp.ndarray) else tnp.asarray(inputs)
-        if x.ndim != self._ndim:
-            raise ValueError(f"{self.name}: expected inputs of rank {self._ndim}, got shape "
-                             f"{tuple(x.shape)}")
+        _check_rank(self, x)
         gamma, beta, mm, mv = self._vars
         bshape = self._bshape(x.ndim, tuple(x.shape))
         want = (mm.shape[0],) if len(self._axes) == 1 else tuple(mm.shape[a] for a in self._axes)
@@ -317,14 +340,9 @@ class BatchNormalization(Layer):
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum,
-                "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
-                "beta_initializer": self.beta_initializer,
-                "gamma_initializer": self.gamma_initializer,
+                **_affine_config(self),
                 "moving_mean_initializer": self.moving_mean_initializer,
                 "moving_variance_initializer": self.moving_variance_initializer,
-                "beta_regularizer": self.beta_regularizer,
-                "gamma_regularizer": self.gamma_regularizer,
-                "beta_constraint": self.beta_constraint, "gamma_constraint": self.gamma_constraint,
                 "fused": self.fused, **({"synchronized": True} if self.synchronized else {})}
 
 
@@ -350,39 +368,14 @@ class LayerNormalization(Layer):
                  gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None,
                  beta_constraint=None, gamma_constraint=None, trainable=True, name=None, **kwargs):
         super().__init__(name=name, trainable=trainable, **kwargs)
-        if isinstance(axis, (list, tuple)):
-            self.axis = [int(a) for a in axis]
-        elif isinstance(axis, (int, _np.integer)):
-            self.axis = int(axis)
-        else:
-            raise TypeError(f"{self.name}: expected an int or a list/tuple of ints for the "
-                            f"argument 'axis', but received: {axis!r}")
-        self.epsilon = float(epsilon)
-        self.center = bool(center)
-        self.scale = bool(scale)
-        self.beta_initializer = beta_initializer
-        self.gamma_initializer = gamma_initializer
-        self.beta_regularizer = beta_regularizer
-        self.gamma_regularizer = gamma_regularizer
-        self.beta_constraint = beta_constraint
-        self.gamma_constraint = gamma_constraint
-        self.supports_masking = True
+        _set_affine_options(self, locals())
 
     def build(self, input_shape):
         input_shape = tuple(input_shape)
         ndim = len(input_shape)
-        self._axes = _normalize_axes(self.axis, ndim, self.name)
-        for a in self._axes:
-            if input_shape[a] is None:
-                raise ValueError(f"{self.name}: axis {a} of the input shape {input_shape} must "
-                                 f"be defined")
+        self._axes = _defined_axes(self, input_shape)
         param_shape = tuple(int(input_shape[a]) for a in self._axes)
-        self.gamma = self.add_weight("gamma", param_shape, initializer=self.gamma_initializer,
-                                     regularizer=self.gamma_regularizer,
-                                     constraint=self.gamma_constraint) if self.scale else None
-        self.beta = self.add_weight("beta", param_shape, initializer=self.beta_initializer,
-                                    regularizer=self.beta_regularizer,
-                                    constraint=self.beta_constraint) if self.center else None
+        self.gamma, self.beta = _add_gamma_beta(self, param_shape)
         # as Keras (experimental_autocast=False): the kernel reads the float32 variables
         # themselves, not 16-bit casts, under a mixed policy
         self._params = (self.gamma, self.beta)
@@ -391,9 +384,7 @@ class LayerNormalization(Layer):
 
     def call(self, inputs):
         x = inputs if isinstance(inputs, tnp.ndarray) else tnp.asarray(inputs)
-        if x.ndim != self._ndim:
-            raise ValueError(f"{self.name}: expected inputs of rank {self._ndim}, got shape "
-                             f"{tuple(x.shape)}")
+        _check_rank(self, x)
         bshape = tuple(x.shape[i] if i in self._axes else 1 for i in range(x.ndim))
         want = tuple(x.shape[a] for a in self._axes)
         gamma, beta = self._params
@@ -409,10 +400,4 @@ class LayerNormalization(Layer):
         return tuple(input_shape)
 
     def get_config(self):
-        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
-                "center": self.center, "scale": self.scale,
-                "beta_initializer": self.beta_initializer,
-                "gamma_initializer": self.gamma_initializer,
-                "beta_regularizer": self.beta_regularizer,
-                "gamma_regularizer": self.gamma_regularizer,
-                "beta_constraint": self.beta_constraint, "gamma_constraint": self.gamma_constraint}
+        return {**super().get_config(), **_affine_config(self)}

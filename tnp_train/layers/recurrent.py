@@ -25,7 +25,9 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp.extend import backend_array as _backend, device_of as _tnp_device, wrap
+from tnp.extend import (
+    array_module, backend_array as _backend, device_of as _tnp_device, is_floating, wrap,
+)
 
 from .. import activations as _activations
 from .. import initializers as _initializers
@@ -33,7 +35,7 @@ from ..ops.recurrent import (  # noqa: F401  (the kernels' names stay importable
     _ACTS, _fused_backward, _fused_forward, _on, _sigmoid, fused_rnn,
 )
 from ..utils.random import get_rng
-from ._common import device_of as _device_of
+from ._common import add_option_weight, device_of as _device_of, positive_int
 from .base import Layer
 
 __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU",
@@ -83,6 +85,20 @@ def _dropout_mask(shape, rate, dtype, xp):
 
 
 # ---------------------------------------------------------------------------- cells
+# the arguments every built-in cell (and its layer) takes, in _CellBase's order
+_CELL_ARGS = ("units", "activation", "use_bias", "kernel_initializer", "recurrent_initializer",
+              "bias_initializer", "kernel_regularizer", "recurrent_regularizer",
+              "bias_regularizer", "kernel_constraint", "recurrent_constraint", "bias_constraint",
+              "dropout", "recurrent_dropout")
+_RNN_ARGS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll",
+             "time_major")
+
+
+def _pick(args, names):
+    """The entries ``names`` of ``args`` (a constructor's ``locals()``)."""
+    return {k: args[k] for k in names}
+
+
 class _CellBase(Layer):
     """Shared pieces of the built-in cells: dropout masks and the fused-kernel description."""
 
@@ -95,14 +111,7 @@ class _CellBase(Layer):
                  kernel_constraint=None, recurrent_constraint=None, bias_constraint=None,
                  dropout=0.0, recurrent_dropout=0.0, **kwargs):
         super().__init__(**kwargs)
-        try:
-            units = int(units)
-        except (TypeError, ValueError):
-            raise TypeError(f"{type(self).__name__}: units must be an integer, "
-                            f"got {units!r}") from None
-        if units <= 0:
-            raise ValueError(f"{type(self).__name__}: units must be a positive integer, "
-                             f"got {units}")
+        units = positive_int(units, type(self).__name__, "units")
         for what, r in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
             if not 0.0 <= float(r) < 1.0:
                 raise ValueError(f"{type(self).__name__}: {what} must be in [0, 1), got {r!r}")
@@ -133,24 +142,23 @@ class _CellBase(Layer):
 
     def _build_weights(self, input_dim, bias_shape, bias_init):
         G = self._gates * self.units
-        self.kernel = self.add_weight("kernel", (input_dim, G), initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.recurrent_kernel = self.add_weight(
-            "recurrent_kernel", (self.units, G), initializer=self.recurrent_initializer,
-            regularizer=self.recurrent_regularizer, constraint=self.recurrent_constraint)
-        self.bias = self.add_weight("bias", bias_shape, initializer=bias_init,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
+        self.kernel = add_option_weight(self, "kernel", (input_dim, G))
+        self.recurrent_kernel = add_option_weight(self, "recurrent_kernel", (self.units, G),
+                                                  "recurrent")
+        self.bias = add_option_weight(self, "bias", bias_shape, initializer=bias_init) \
+            if self.use_bias else None
 
     def build(self, input_shape):
         input_shape = tuple(input_shape)
         if input_shape[-1] is None:
             raise ValueError(f"{self.name}: the last dimension of the inputs must be known, got "
                              f"shape {input_shape}")
-        self._build_weights(int(input_shape[-1]), (self._gates * self.units,),
-                            self.bias_initializer)
+        self._build_weights(int(input_shape[-1]), *self._bias_spec())
         super().build(input_shape)
+
+    def _bias_spec(self):
+        """The bias's shape and initializer."""
+        return (self._gates * self.units,), self.bias_initializer
 
     def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
         if batch_size is None:
@@ -249,14 +257,7 @@ class LSTMCell(_CellBase):
                  recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  recurrent_constraint=None, bias_constraint=None, dropout=0.0,
                  recurrent_dropout=0.0, implementation=2, **kwargs):
-        super().__init__(units, activation=activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer,
-                         recurrent_initializer=recurrent_initializer,
-                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
-                         recurrent_regularizer=recurrent_regularizer,
-                         bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
-                         recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
-                         dropout=dropout, recurrent_dropout=recurrent_dropout, **kwargs)
+        super().__init__(**_pick(locals(), _CELL_ARGS), **kwargs)
         self.recurrent_activation = _activations.get(recurrent_activation)
         self.unit_forget_bias = bool(unit_forget_bias)
         self.implementation = implementation
@@ -268,15 +269,10 @@ class LSTMCell(_CellBase):
     def _state_list(self):
         return [self.units, self.units]
 
-    def build(self, input_shape):
-        input_shape = tuple(input_shape)
-        if input_shape[-1] is None:
-            raise ValueError(f"{self.name}: the last dimension of the inputs must be known, got "
-                             f"shape {input_shape}")
+    def _bias_spec(self):
         init = _UnitForgetBias(self.bias_initializer, self.units) if self.unit_forget_bias \
             else self.bias_initializer
-        self._build_weights(int(input_shape[-1]), (4 * self.units,), init)
-        self.built = True
+        return (4 * self.units,), init
 
     def _preactivations(self, inputs, states, training):
         """``(z, c_prev)``: the four gates' pre-activations (dropout applied) and the previous
@@ -323,26 +319,14 @@ class GRUCell(_CellBase):
                  bias_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
                  bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, implementation=2,
                  reset_after=True, **kwargs):
-        super().__init__(units, activation=activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer,
-                         recurrent_initializer=recurrent_initializer,
-                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
-                         recurrent_regularizer=recurrent_regularizer,
-                         bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
-                         recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
-                         dropout=dropout, recurrent_dropout=recurrent_dropout, **kwargs)
+        super().__init__(**_pick(locals(), _CELL_ARGS), **kwargs)
         self.recurrent_activation = _activations.get(recurrent_activation)
         self.implementation = implementation
         self.reset_after = bool(reset_after)
 
-    def build(self, input_shape):
-        input_shape = tuple(input_shape)
-        if input_shape[-1] is None:
-            raise ValueError(f"{self.name}: the last dimension of the inputs must be known, got "
-                             f"shape {input_shape}")
+    def _bias_spec(self):
         shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
-        self._build_weights(int(input_shape[-1]), shape, self.bias_initializer)
-        self.built = True
+        return shape, self.bias_initializer
 
     def call(self, inputs, states, training=None):
         h_prev = _states_list(states)[0]
@@ -584,7 +568,7 @@ class RNN(Layer):
             if tuple(s.shape) != (batch, n):
                 raise ValueError(f"{self.name}: an initial state has shape {tuple(s.shape)}, "
                                  f"expected {(batch, n)}")
-            if s.dtype != x.dtype and s.dtype.kind == "f":
+            if s.dtype != x.dtype and is_floating(s.dtype):
                 s = s.astype(x.dtype)
             out.append(s)
         return out
@@ -597,7 +581,7 @@ class RNN(Layer):
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
         if mask is not None:
-            mask = _on(mask, _tnp_device(x), _tnp_device(x).backend.xp, strict=False).astype(bool)
+            mask = _on(mask, _tnp_device(x), array_module(x), strict=False).astype(bool)
             if tuple(mask.shape) != tuple(x.shape[:2]):
                 raise ValueError(f"{self.name}: the mask has shape {tuple(mask.shape)}, expected "
                                  f"{tuple(x.shape[:2])} for inputs of shape {tuple(x.shape)}")
@@ -729,20 +713,18 @@ def _layer_from_dict(d):
     return klass.from_config(d["config"])
 
 
-_CELL_ARGS = ("units", "activation", "use_bias", "kernel_initializer", "recurrent_initializer",
-              "bias_initializer", "kernel_regularizer", "recurrent_regularizer",
-              "bias_regularizer", "kernel_constraint", "recurrent_constraint", "bias_constraint",
-              "dropout", "recurrent_dropout")
-
-
 class _BuiltinRNN(RNN):
     """A layer made of one built-in cell: the cell's arguments are the layer's."""
 
     _cell_class = None
     _extra_args = ()
 
-    def __init__(self, cell_args, rnn_args, kwargs):
-        activity_regularizer = kwargs.pop("activity_regularizer", None)
+    def __init__(self, args):
+        """``args``: the subclass constructor's ``locals()`` (its signature is Keras's)."""
+        kwargs = args["kwargs"]
+        activity_regularizer = args["activity_regularizer"]
+        cell_args = _pick(args, _CELL_ARGS + self._extra_args)
+        rnn_args = _pick(args, _RNN_ARGS)
         layer_kwargs = {k: kwargs.pop(k) for k in list(kwargs)
                         if k not in ("name", "dtype", "trainable")}
         RNN.__init__(self, None, **rnn_args, name=kwargs.get("name"), dtype=kwargs.get("dtype"),
@@ -787,19 +769,7 @@ class SimpleRNN(_BuiltinRNN):
                  bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, return_sequences=False,
                  return_state=False, go_backwards=False, stateful=False, unroll=False,
                  time_major=False, **kwargs):
-        cell_args = dict(units=units, activation=activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer,
-                         recurrent_initializer=recurrent_initializer,
-                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
-                         recurrent_regularizer=recurrent_regularizer,
-                         bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
-                         recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
-                         dropout=dropout, recurrent_dropout=recurrent_dropout)
-        rnn_args = dict(return_sequences=return_sequences, return_state=return_state,
-                        go_backwards=go_backwards, stateful=stateful, unroll=unroll,
-                        time_major=time_major)
-        kwargs["activity_regularizer"] = activity_regularizer
-        super().__init__(cell_args, rnn_args, kwargs)
+        super().__init__(locals())
 
 
 class LSTM(_BuiltinRNN):
@@ -821,22 +791,7 @@ class LSTM(_BuiltinRNN):
                  dropout=0.0, recurrent_dropout=0.0, implementation=2, return_sequences=False,
                  return_state=False, go_backwards=False, stateful=False, time_major=False,
                  unroll=False, **kwargs):
-        cell_args = dict(units=units, activation=activation,
-                         recurrent_activation=recurrent_activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer,
-                         recurrent_initializer=recurrent_initializer,
-                         bias_initializer=bias_initializer, unit_forget_bias=unit_forget_bias,
-                         kernel_regularizer=kernel_regularizer,
-                         recurrent_regularizer=recurrent_regularizer,
-                         bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
-                         recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
-                         dropout=dropout, recurrent_dropout=recurrent_dropout,
-                         implementation=implementation)
-        rnn_args = dict(return_sequences=return_sequences, return_state=return_state,
-                        go_backwards=go_backwards, stateful=stateful, unroll=unroll,
-                        time_major=time_major)
-        kwargs["activity_regularizer"] = activity_regularizer
-        super().__init__(cell_args, rnn_args, kwargs)
+        super().__init__(locals())
 
 
 class GRU(_BuiltinRNN):
@@ -857,21 +812,7 @@ class GRU(_BuiltinRNN):
                  recurrent_dropout=0.0, implementation=2, return_sequences=False,
                  return_state=False, go_backwards=False, stateful=False, unroll=False,
                  time_major=False, reset_after=True, **kwargs):
-        cell_args = dict(units=units, activation=activation,
-                         recurrent_activation=recurrent_activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer,
-                         recurrent_initializer=recurrent_initializer,
-                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
-                         recurrent_regularizer=recurrent_regularizer,
-                         bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
-                         recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
-                         dropout=dropout, recurrent_dropout=recurrent_dropout,
-                         implementation=implementation, reset_after=reset_after)
-        rnn_args = dict(return_sequences=return_sequences, return_state=return_state,
-                        go_backwards=go_backwards, stateful=stateful, unroll=unroll,
-                        time_major=time_major)
-        kwargs["activity_regularizer"] = activity_regularizer
-        super().__init__(cell_args, rnn_args, kwargs)
+        super().__init__(locals())
 
 
 # ---------------------------------------------------------------------------- Bidirectional

@@ -6,9 +6,10 @@ from __future__ import annotations
 import tnp
 
 from ..ops.conv import conv1d, conv_output_length
+from ._common import add_option_weight
 from .base import Layer
 from .convolutional import _data_format, _positive, _tuple
-from .core import set_weight_options, weight_options_config
+from .core import set_weight_options, weight_options, weight_options_config
 
 __all__ = ["SeparableConv1D", "SeparableConvolution1D"]
 
@@ -52,17 +53,7 @@ class SeparableConv1D(Layer):
         self.data_format = _data_format(data_format, cls)
         if padding == "causal" and self.data_format != "channels_last":
             raise ValueError(f"{cls}: causal padding is only supported for channels_last")
-        set_weight_options(self, activation=activation, use_bias=use_bias,
-                           depthwise_initializer=depthwise_initializer,
-                           pointwise_initializer=pointwise_initializer,
-                           bias_initializer=bias_initializer,
-                           depthwise_regularizer=depthwise_regularizer,
-                           pointwise_regularizer=pointwise_regularizer,
-                           bias_regularizer=bias_regularizer,
-                           activity_regularizer=activity_regularizer,
-                           depthwise_constraint=depthwise_constraint,
-                           pointwise_constraint=pointwise_constraint,
-                           bias_constraint=bias_constraint)
+        set_weight_options(self, **weight_options(locals()))
 
     def _channels(self, shape):
         if len(shape) != 3:
@@ -76,16 +67,11 @@ class SeparableConv1D(Layer):
     def build(self, input_shape):
         cin = self._channels(tuple(input_shape))
         dm, k = self.depth_multiplier, self.kernel_size[0]
-        self.depthwise_kernel = self.add_weight(
-            "depthwise_kernel", (k, cin, dm), initializer=self.depthwise_initializer,
-            regularizer=self.depthwise_regularizer, constraint=self.depthwise_constraint)
-        self.pointwise_kernel = self.add_weight(
-            "pointwise_kernel", (1, cin * dm, self.filters),
-            initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
-            constraint=self.pointwise_constraint)
-        self.bias = self.add_weight("bias", (self.filters,), initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
+        self.depthwise_kernel = add_option_weight(self, "depthwise_kernel", (k, cin, dm),
+                                                  "depthwise")
+        self.pointwise_kernel = add_option_weight(self, "pointwise_kernel",
+                                                  (1, cin * dm, self.filters), "pointwise")
+        self.bias = add_option_weight(self, "bias", (self.filters,)) if self.use_bias else None
         super().build(input_shape)
 
     def call(self, inputs):

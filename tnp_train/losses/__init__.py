@@ -16,11 +16,10 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp.extend import array_module, device_of, wrap
+from tnp.extend import array_module, device_of, is_floating as _is_floating, wrap
 
-from ..activations import is_floating as _is_floating
 from ..utils.naming import snake_case
-from ..utils.serialization import get_object, name_or_class_config, split_config
+from ..utils.serialization import deserialize_keras_object, get_object, serialize_keras_object
 from . import functions as _f
 from ._values import reads_free
 from ._weights import broadcast_weights
@@ -190,38 +189,31 @@ class _Wrapped(LossFunctionWrapper):
         return {"reduction": self.reduction, "name": self.name, **self._fn_kwargs}
 
 
-class MeanSquaredError(_Wrapped):
-    """Mirrors ``tf.keras.losses.MeanSquaredError(reduction="auto", name="mean_squared_error")``."""
-    _fn = staticmethod(_f.mean_squared_error)
+def _plain(class_name, fn):
+    """The class ``tf.keras.losses.<class_name>`` of a function form without arguments of its
+    own, with Keras's signature ``(reduction="auto", name=fn.__name__)``."""
+    def __init__(self, reduction="auto", name=fn.__name__):
+        _Wrapped.__init__(self, reduction, name)
 
-    def __init__(self, reduction="auto", name="mean_squared_error"):
-        super().__init__(reduction, name)
-
-
-class MeanAbsoluteError(_Wrapped):
-    """Mirrors ``tf.keras.losses.MeanAbsoluteError(reduction="auto", name="mean_absolute_error")``."""
-    _fn = staticmethod(_f.mean_absolute_error)
-
-    def __init__(self, reduction="auto", name="mean_absolute_error"):
-        super().__init__(reduction, name)
+    __init__.__qualname__ = f"{class_name}.__init__"
+    doc = f'Mirrors ``tf.keras.losses.{class_name}(reduction="auto", name="{fn.__name__}")``.'
+    return type(class_name, (_Wrapped,), {"__doc__": doc, "__module__": __name__,
+                                          "__qualname__": class_name, "__init__": __init__,
+                                          "_fn": staticmethod(fn)})
 
 
-class MeanAbsolutePercentageError(_Wrapped):
-    """Mirrors ``tf.keras.losses.MeanAbsolutePercentageError(reduction="auto",
-    name="mean_absolute_percentage_error")``."""
-    _fn = staticmethod(_f.mean_absolute_percentage_error)
-
-    def __init__(self, reduction="auto", name="mean_absolute_percentage_error"):
-        super().__init__(reduction, name)
-
-
-class MeanSquaredLogarithmicError(_Wrapped):
-    """Mirrors ``tf.keras.losses.MeanSquaredLogarithmicError(reduction="auto",
-    name="mean_squared_logarithmic_error")``."""
-    _fn = staticmethod(_f.mean_squared_logarithmic_error)
-
-    def __init__(self, reduction="auto", name="mean_squared_logarithmic_error"):
-        super().__init__(reduction, name)
+MeanSquaredError = _plain("MeanSquaredError", _f.mean_squared_error)
+MeanAbsoluteError = _plain("MeanAbsoluteError", _f.mean_absolute_error)
+MeanAbsolutePercentageError = _plain("MeanAbsolutePercentageError",
+                                     _f.mean_absolute_percentage_error)
+MeanSquaredLogarithmicError = _plain("MeanSquaredLogarithmicError",
+                                     _f.mean_squared_logarithmic_error)
+LogCosh = _plain("LogCosh", _f.log_cosh)
+KLDivergence = _plain("KLDivergence", _f.kl_divergence)
+Poisson = _plain("Poisson", _f.poisson)
+Hinge = _plain("Hinge", _f.hinge)
+SquaredHinge = _plain("SquaredHinge", _f.squared_hinge)
+CategoricalHinge = _plain("CategoricalHinge", _f.categorical_hinge)
 
 
 class Huber(_Wrapped):
@@ -234,31 +226,34 @@ class Huber(_Wrapped):
         super().__init__(reduction, name, delta=delta)
 
 
-class LogCosh(_Wrapped):
-    """Mirrors ``tf.keras.losses.LogCosh(reduction="auto", name="log_cosh")``."""
-    _fn = staticmethod(_f.log_cosh)
-
-    def __init__(self, reduction="auto", name="log_cosh"):
-        super().__init__(reduction, name)
-
-
-class CategoricalCrossentropy(_Wrapped):
-    """Mirrors ``tf.keras.losses.CategoricalCrossentropy(from_logits=False, label_smoothing=0,
-    axis=-1, reduction="auto", name="categorical_crossentropy")``. One tape node."""
-    _fn = staticmethod(_f.categorical_crossentropy)
-
-    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="auto",
-                 name="categorical_crossentropy"):
-        _f._check_smoothing("CategoricalCrossentropy", label_smoothing)
-        super().__init__(reduction, name, from_logits=from_logits,
-                         label_smoothing=label_smoothing, axis=axis)
+class _Xent(_Wrapped):
+    """A cross-entropy class: ``from_logits`` is one of the function form's arguments."""
 
     @property
     def from_logits(self):
         return self._fn_kwargs["from_logits"]
 
 
-class SparseCategoricalCrossentropy(_Wrapped):
+class _SmoothedXent(_Xent):
+    """The cross-entropies with ``label_smoothing`` and ``axis``."""
+
+    def __init__(self, from_logits, label_smoothing, axis, reduction, name):
+        _f._check_smoothing(type(self).__name__, label_smoothing)
+        super().__init__(reduction, name, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+
+
+class CategoricalCrossentropy(_SmoothedXent):
+    """Mirrors ``tf.keras.losses.CategoricalCrossentropy(from_logits=False, label_smoothing=0,
+    axis=-1, reduction="auto", name="categorical_crossentropy")``. One tape node."""
+    _fn = staticmethod(_f.categorical_crossentropy)
+
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="auto",
+                 name="categorical_crossentropy"):
+        super().__init__(from_logits, label_smoothing, axis, reduction, name)
+
+
+class SparseCategoricalCrossentropy(_Xent):
     """Mirrors ``tf.keras.losses.SparseCategoricalCrossentropy(from_logits=False,
     reduction="auto", name="sparse_categorical_crossentropy")``; ``ignore_class`` (Keras 3):
     entries with that label get loss 0 and are not counted by the mean. One tape node."""
@@ -268,65 +263,15 @@ class SparseCategoricalCrossentropy(_Wrapped):
                  ignore_class=None):
         super().__init__(reduction, name, from_logits=from_logits, ignore_class=ignore_class)
 
-    @property
-    def from_logits(self):
-        return self._fn_kwargs["from_logits"]
 
-
-class BinaryCrossentropy(_Wrapped):
+class BinaryCrossentropy(_SmoothedXent):
     """Mirrors ``tf.keras.losses.BinaryCrossentropy(from_logits=False, label_smoothing=0,
     axis=-1, reduction="auto", name="binary_crossentropy")``."""
     _fn = staticmethod(_f.binary_crossentropy)
 
     def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="auto",
                  name="binary_crossentropy"):
-        _f._check_smoothing("BinaryCrossentropy", label_smoothing)
-        super().__init__(reduction, name, from_logits=from_logits,
-                         label_smoothing=label_smoothing, axis=axis)
-
-    @property
-    def from_logits(self):
-        return self._fn_kwargs["from_logits"]
-
-
-class KLDivergence(_Wrapped):
-    """Mirrors ``tf.keras.losses.KLDivergence(reduction="auto", name="kl_divergence")``."""
-    _fn = staticmethod(_f.kl_divergence)
-
-    def __init__(self, reduction="auto", name="kl_divergence"):
-        super().__init__(reduction, name)
-
-
-class Poisson(_Wrapped):
-    """Mirrors ``tf.keras.losses.Poisson(reduction="auto", name="poisson")``."""
-    _fn = staticmethod(_f.poisson)
-
-    def __init__(self, reduction="auto", name="poisson"):
-        super().__init__(reduction, name)
-
-
-class Hinge(_Wrapped):
-    """Mirrors ``tf.keras.losses.Hinge(reduction="auto", name="hinge")``."""
-    _fn = staticmethod(_f.hinge)
-
-    def __init__(self, reduction="auto", name="hinge"):
-        super().__init__(reduction, name)
-
-
-class SquaredHinge(_Wrapped):
-    """Mirrors ``tf.keras.losses.SquaredHinge(reduction="auto", name="squared_hinge")``."""
-    _fn = staticmethod(_f.squared_hinge)
-
-    def __init__(self, reduction="auto", name="squared_hinge"):
-        super().__init__(reduction, name)
-
-
-class CategoricalHinge(_Wrapped):
-    """Mirrors ``tf.keras.losses.CategoricalHinge(reduction="auto", name="categorical_hinge")``."""
-    _fn = staticmethod(_f.categorical_hinge)
-
-    def __init__(self, reduction="auto", name="categorical_hinge"):
-        super().__init__(reduction, name)
+        super().__init__(from_logits, label_smoothing, axis, reduction, name)
 
 
 class CosineSimilarity(_Wrapped):
@@ -344,25 +289,23 @@ _CLASSES = (Loss, LossFunctionWrapper, MeanSquaredError, MeanAbsoluteError,
             KLDivergence, Poisson, Hinge, SquaredHinge, CategoricalHinge, CosineSimilarity)
 _BY_NAME = {c.__name__: c for c in _CLASSES}
 _BY_NAME.update({n: getattr(_f, n) for n in _function_names})
+_MODULE_OBJECTS = {k: v for k, v in _BY_NAME.items() if v not in (Loss, LossFunctionWrapper)}
 
 
 def serialize(loss):
-    """A function's name, or ``{"class_name", "config"}`` for a ``Loss``
-    (``tf.keras.losses.serialize``)."""
-    return name_or_class_config(loss, Loss, "losses")
+    """A function's (registered) name, or ``{"class_name", "config"}`` for a ``Loss``; mirrors
+    ``tf.keras.losses.serialize``."""
+    return serialize_keras_object(loss)
 
 
 def deserialize(name, custom_objects=None):
     """A loss from its name (a function form, or a class name for a default instance) or a
-    ``serialize`` dict (``tf.keras.losses.deserialize``)."""
-    key, config = split_config(name, "losses")
-    obj = (custom_objects or {}).get(key) or _BY_NAME.get(key)
-    if obj is None or obj in (Loss, LossFunctionWrapper):
-        raise ValueError(f"Unknown loss function: {key!r}; known: "
-                         f"{sorted(k for k in _BY_NAME if k not in ('Loss', 'LossFunctionWrapper'))}")
-    if isinstance(obj, type):
-        return obj.from_config(config or {}) if hasattr(obj, "from_config") else obj(**(config or {}))
-    return obj
+    ``serialize`` dict, found in ``custom_objects``, the registered and scoped custom objects,
+    then the built-in losses (the abstract ``Loss``/``LossFunctionWrapper`` excepted); mirrors
+    ``tf.keras.losses.deserialize``."""
+    return deserialize_keras_object(name, module_objects=_MODULE_OBJECTS,
+                                    custom_objects=custom_objects,
+                                    printable_module_name="loss function")
 
 
 def get(identifier):

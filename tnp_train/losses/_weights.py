@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from tnp.extend import array_module
+from tnp.extend import array_module, is_floating
 
 from ._values import backend_on
 
@@ -17,7 +17,7 @@ def broadcast_weights(who, sample_weight, shape, dtype, device=None):
         xp, w = _np, _np.asarray(sample_weight)
     else:
         xp, w = array_module(device), backend_on(sample_weight, device)
-    if w.dtype.kind not in "fiub" and w.dtype.name != "bfloat16":
+    if not (is_floating(w.dtype) or w.dtype.kind in "iub"):
         raise TypeError(f"{who}: sample_weight must be numeric, got dtype {w.dtype}")
     w = w.astype(dtype, copy=False)
     orig = w.shape

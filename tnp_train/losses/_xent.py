@@ -3,19 +3,21 @@
 ``crossentropy(...)`` computes the per-sample losses, the sample weights and the reduction
 inside a ``tt.custom_gradient`` op, with the array module of the predictions' device (NumPy on
 the CPU, CuPy on a GPU: the predictions never travel to the host); its backward is written the
-same way (``(softmax - onehot) * g / batch`` for logits). When a tape is recording during that
-backward (a second-order gradient), the backward instead differentiates the plain tnp
-formulation with a nested tape, so higher-order gradients stay exact.
+same way (``(softmax - onehot) * g / batch`` for logits). When a tape recording during that
+backward follows it (a second-order gradient), the backward instead differentiates the plain
+tnp formulation with a nested tape (``hand_written_backward``'s recorded fallback), so
+higher-order gradients stay exact.
 """
 from __future__ import annotations
 
 import numpy as _np
 
 import tnp
-from tnp.extend import array_module, backend_array, device_of, is_tnp_array, wrap
+from tnp.extend import array_module, backend_array, device_of, is_floating, is_tnp_array, wrap
 
-from ..activations import logits_of, tape_is_recording
+from ..activations import logits_of
 from ..autodiff import GradientTape, custom_gradient, stop_gradient
+from ..autodiff.tape import hand_written_backward
 from ._values import poison
 
 EPSILON = 1e-7  # tf.keras.backend.epsilon()
@@ -173,8 +175,6 @@ def crossentropy(pred, target, *, sparse, from_logits, axis=-1, smoothing=0.0, w
         y = wrap(out.astype(ct, copy=False), dev)
 
         def grad(g):
-            if tape_is_recording():
-                return _second_order(args, g)
             gv = (backend_array(g) if is_tnp_array(g) else xp.asarray(g)).astype(ct, copy=False)
             if divisor is not None:
                 scale = _grad_scale(xp, gv, divisor, ct)
@@ -211,7 +211,8 @@ def crossentropy(pred, target, *, sparse, from_logits, axis=-1, smoothing=0.0, w
                 dt = dt * (1 - smoothing)
             dt = from_last(dt.reshape(last_shape))
             return dz, wrap(dt.astype(args[1].dtype, copy=False), dev)
-        return y, grad
+        return y, hand_written_backward("crossentropy", grad, args,
+                                        lambda g: _second_order(args, g))
 
     def _second_order(args, g):
         sources = [args[0]] if sparse else [args[0], args[1]]
@@ -235,6 +236,6 @@ def crossentropy(pred, target, *, sparse, from_logits, axis=-1, smoothing=0.0, w
         return op(pred)
     if device_of(target) is not dev:
         target = target.to_device(dev)
-    if not _np.issubdtype(target.dtype, _np.floating):
+    if not is_floating(target.dtype):
         target = target.astype(ct)
     return op(pred, target)

@@ -13,7 +13,7 @@ import math
 import numpy as _np
 
 import tnp
-from tnp.extend import array_module, device_of
+from tnp.extend import array_module, device_of, is_floating
 
 from .. import activations as _act
 from ._values import backend_on, reads_free
@@ -67,15 +67,19 @@ def match_ranks(y_true, y_pred):
     return y_true, y_pred
 
 
-def align(name, y_true, y_pred):
-    """Keras 3's rank rule, then equal shapes or a ValueError naming ``name`` and the shapes."""
-    if y_pred.ndim == y_true.ndim + 1 and y_pred.shape[-1] == 1:
-        y_true = tnp.expand_dims(y_true, -1)
-    elif y_true.ndim == y_pred.ndim + 1 and y_true.shape[-1] == 1:
-        y_pred = tnp.expand_dims(y_pred, -1)
+def match_shapes(name, y_true, y_pred):
+    """Keras 3's rank rule (:func:`match_ranks`), then equal shapes or a ValueError naming
+    ``name`` and the shapes (tnp or backend arrays; the metrics use it too)."""
+    y_true, y_pred = match_ranks(y_true, y_pred)
     if y_true.shape != y_pred.shape:
         raise ValueError(f"{name}: y_true of shape {tuple(y_true.shape)} and y_pred of shape "
                          f"{tuple(y_pred.shape)} are incompatible (expected equal shapes)")
+    return y_true, y_pred
+
+
+def align(name, y_true, y_pred):
+    """:func:`match_shapes`, and inputs of at least one dimension."""
+    y_true, y_pred = match_shapes(name, y_true, y_pred)
     if y_pred.ndim == 0:
         raise ValueError(f"{name}: expected inputs with at least one dimension, got scalars")
     return y_true, y_pred
@@ -150,7 +154,7 @@ def sparse_labels(name, y_true, y_pred, axis=-1):
                          f"shape {tuple(y_pred.shape)} (expected labels of shape {expected})")
     fractional = None
     if labels.dtype.kind not in "iub":
-        if not _act.is_floating(labels.dtype):
+        if not is_floating(labels.dtype):
             raise ValueError(f"{name}: labels must be integer class ids, got dtype {labels.dtype}")
         fractional = xp.mod(labels, 1) != 0
         if reads_free(xp):
@@ -188,7 +192,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1, 
     labels, bad = sparse_labels(name, y_true, y_pred, axis)
     valid = None if ignore_class is None else labels != ignore_class
     bad = _check_range(name, array_module(y_pred), labels, y_pred.shape[axis], valid, bad)
-    if not _act.is_floating(y_pred.dtype):
+    if not is_floating(y_pred.dtype):
         y_pred = y_pred.astype("float32")
     return crossentropy(y_pred, labels, sparse=True, from_logits=from_logits, axis=axis,
                         valid=valid, bad=bad)
@@ -207,7 +211,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     name = "categorical_crossentropy"
     ls = _check_smoothing(name, label_smoothing)
     y_pred = _arr(y_pred)
-    if not _act.is_floating(y_pred.dtype):
+    if not is_floating(y_pred.dtype):
         y_pred = y_pred.astype("float32")
     y_true = on_device_of(y_true, y_pred)
     if y_true.shape != y_pred.shape:

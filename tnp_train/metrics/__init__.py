@@ -13,7 +13,7 @@ import numpy as _np
 from tnp.extend import array_module, backend_array, device_of, wrap
 
 from ..losses import functions as _lf
-from ..utils.serialization import get_object, name_or_class_config, split_config
+from ..utils.serialization import deserialize_keras_object, get_object, serialize_keras_object
 from ..losses._values import backend_on, input_device
 from .base import Mean, MeanMetricWrapper, Metric, Reduce, Sum, accumulate, div_no_nan
 from .confusion import (AUC, FalseNegatives, FalsePositives, MeanIoU, Precision,
@@ -255,25 +255,25 @@ _BY_NAME = {c.__name__: c for c in _CLASSES}
 _FUNCTIONS = {n: globals()[n] for n in __all__ if n[0].islower() and n not in
               ("get", "serialize", "deserialize")}
 _BY_NAME.update(_FUNCTIONS)
+_BY_PLAIN_NAME = {k: v for k, v in _BY_NAME.items() if v not in (Metric, MeanMetricWrapper)}
 
 
 def serialize(metric):
-    """A function's name, or ``{"class_name", "config"}`` for a ``Metric``
-    (``tf.keras.metrics.serialize``)."""
-    return name_or_class_config(metric, Metric, "metrics")
+    """A function's (registered) name, or ``{"class_name", "config"}`` for a ``Metric``;
+    mirrors ``tf.keras.metrics.serialize``."""
+    return serialize_keras_object(metric)
 
 
 def deserialize(config, custom_objects=None):
     """A metric from a name (a function form, or a class name for a default instance) or a
-    ``serialize`` dict (``tf.keras.metrics.deserialize``)."""
-    key, kwargs = split_config(config, "metrics")
-    obj = (custom_objects or {}).get(key) or _BY_NAME.get(key)
-    if obj is None or obj in (Metric, MeanMetricWrapper) and kwargs is None:
-        raise ValueError(f"Unknown metric function: {key!r}; known: "
-                         f"{sorted(k for k in _BY_NAME if k not in ('Metric', 'MeanMetricWrapper'))}")
-    if isinstance(obj, type):
-        return obj.from_config(kwargs or {})
-    return obj
+    ``serialize`` dict, found in ``custom_objects``, the registered and scoped custom objects,
+    then the built-in metrics; mirrors ``tf.keras.metrics.deserialize``."""
+    # the abstract bases are no metric by name (a dict may name MeanMetricWrapper with its fn)
+    return deserialize_keras_object(config,
+                                    module_objects=_BY_NAME if isinstance(config, dict)
+                                    else _BY_PLAIN_NAME,
+                                    custom_objects=custom_objects,
+                                    printable_module_name="metric function")
 
 
 def get(identifier):

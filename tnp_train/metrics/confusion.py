@@ -13,6 +13,7 @@ import tnp
 from tnp.extend import array_module, backend_array, device_of
 
 from ..losses._values import backend_on, input_device, poison, reads_free
+from ..losses.functions import match_shapes
 from ..losses._weights import broadcast_weights
 from .base import Metric, accumulate, div_no_nan
 
@@ -36,13 +37,7 @@ def _prepare(who, y_true, y_pred, sample_weight, device, *, top_k=None, class_id
     p = backend_on(y_pred, dev).astype(_np.float64)
     if transform is not None:
         p = transform(xp, p)
-    if p.ndim == t.ndim + 1 and p.shape[-1] == 1:
-        t = t[..., None]
-    elif t.ndim == p.ndim + 1 and t.shape[-1] == 1:
-        p = p[..., None]
-    if t.shape != p.shape:
-        raise ValueError(f"{who}: y_true of shape {t.shape} and y_pred of shape {p.shape} are "
-                         f"incompatible (expected equal shapes)")
+    t, p = match_shapes(who, t, p)
     outside = None
     if check_range and p.size:
         if reads_free(xp):

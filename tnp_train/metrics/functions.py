@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from tnp.extend import array_module, wrap
+from tnp.extend import array_module, is_floating, wrap
 
 from ..losses import functions as _lf
 from ..losses._values import backend_on, detached, input_device, poison, reads_free
@@ -30,14 +30,7 @@ def align(name, y_true, y_pred):
     """Backend arrays on the predictions' device with Keras's rank rule (see ``tt.losses``),
     their device and array module; equal shapes or ValueError."""
     t, p, dev, xp = _inputs(y_true, y_pred)
-    if p.ndim == t.ndim + 1 and p.shape[-1] == 1:
-        t = t[..., None]
-    elif t.ndim == p.ndim + 1 and t.shape[-1] == 1:
-        p = p[..., None]
-    if t.shape != p.shape:
-        raise ValueError(f"{name}: y_true of shape {t.shape} and y_pred of shape {p.shape} are "
-                         f"incompatible (expected equal shapes)")
-    return t, p, dev, xp
+    return (*_lf.match_shapes(name, t, p), dev, xp)
 
 
 def accuracy(y_true, y_pred):
@@ -96,7 +89,7 @@ def _in_top_k(xp, p, labels, k, name):
     """``tf.math.in_top_k``: the label's score is among the ``k`` largest (ties with the k-th
     count as in). A label outside the classes raises ValueError on the CPU; on a GPU it makes
     that entry NaN (a raise would need a host read per batch)."""
-    if labels.dtype.kind == "f":
+    if is_floating(labels.dtype):
         labels = labels.astype(_np.int64)
     n = p.shape[-1]
     bad = (labels < 0) | (labels >= n)

@@ -38,9 +38,9 @@ import numpy as _np
 
 import tnp
 from tnp.extend import backend_array as _backend, device_of as _device_of, is_tnp_array as _is_tnp
-from tnp.extend import wrap
+from tnp.extend import array_module, is_inexact, wrap
 
-from ..autodiff import GradientTape, Variable
+from ..autodiff import Variable
 from ..optimizers.base_optimizer import Optimizer
 
 __all__ = ["LossScaleOptimizer"]
@@ -51,8 +51,9 @@ _MULTIPLIER = 2.0
 _F32_MAX = float(_np.finfo(_np.float32).max)
 
 
-def _is_floating(dtype):
-    return dtype.kind in "fc" or dtype.name == "bfloat16"
+def _each_gradient(grads, fn):
+    """``fn`` of each gradient as a tnp array; None entries pass through."""
+    return [None if g is None else fn(g if _is_tnp(g) else tnp.asarray(g)) for g in grads]
 
 
 def _all_finite(arrays):
@@ -61,14 +62,14 @@ def _all_finite(arrays):
     dev_flags = []
     xp = None
     for a in arrays:
-        if not _is_floating(a.dtype):
+        if not is_inexact(a.dtype):
             continue
         if isinstance(a, _np.ndarray):
             if not _np.isfinite(a).all():
                 return False
         else:   # a CuPy array: keep the flag on the GPU, one synchronisation below
             if xp is None:
-                xp = __import__(type(a).__module__.split(".")[0])
+                xp = array_module(a)
             dev_flags.append(xp.isfinite(a).all())
     if dev_flags:
         return bool(xp.stack(dev_flags).all())
@@ -202,36 +203,24 @@ class LossScaleOptimizer(Optimizer):
         if not _is_tnp(loss):
             loss = tnp.asarray(loss)
         return loss * tnp.asarray(self._scale(), dtype=loss.dtype, device=_device_of(loss)) \
-            if _is_floating(loss.dtype) else loss * self._scale()
+            if is_inexact(loss.dtype) else loss * self._scale()
 
     def get_unscaled_gradients(self, grads):
         """Each gradient divided by the loss scale (multiplied by its reciprocal, in the
         gradient's dtype); None entries pass through. Differentiable (tnp operations)."""
         recip = 1.0 / self._scale()
-        out = []
-        for g in grads:
-            if g is None:
-                out.append(None)
-                continue
-            if not _is_tnp(g):
-                g = tnp.asarray(g)
-            out.append(g * tnp.asarray(recip, dtype=g.dtype, device=_device_of(g)))
-        return out
+        return _each_gradient(
+            grads, lambda g: g * tnp.asarray(recip, dtype=g.dtype, device=_device_of(g)))
 
     def _unscale_fast(self, grads):
         """:meth:`get_unscaled_gradients` on the backend arrays (not recorded): minimize's path."""
         recip = 1.0 / self._scale()
-        out = []
-        for g in grads:
-            if g is None:
-                out.append(None)
-                continue
-            if not _is_tnp(g):
-                g = tnp.asarray(g)
+
+        def unscale(g):
             a = _backend(g)
-            out.append(wrap(a * a.dtype.type(recip), _device_of(g)) if _is_floating(a.dtype)
-                       else g * recip)
-        return out
+            return wrap(a * a.dtype.type(recip), _device_of(g)) if is_inexact(a.dtype) \
+                else g * recip
+        return _each_gradient(grads, unscale)
 
     def _update_scale(self, finite):
         """The dynamic loss-scale state machine (TF 2.4's DynamicLossScale.update)."""
@@ -275,25 +264,8 @@ class LossScaleOptimizer(Optimizer):
         """Mirrors ``Optimizer.minimize(loss, var_list, grad_loss=None, name=None, tape=None)``:
         ``loss`` (a value recorded on ``tape``, or a no-argument callable) is scaled, the
         gradients of the scaled loss are taken and unscaled, then :meth:`apply_gradients`."""
-        if tape is None:
-            if not callable(loss):
-                raise ValueError(f"{self._name}.minimize: `tape` is required when `loss` is a "
-                                 f"value rather than a callable")
-            with GradientTape() as tape:
-                if not callable(var_list):
-                    var_list = list(var_list)
-                    tape.watch(var_list)
-                loss = loss()
-                if callable(var_list):
-                    var_list = list(var_list())
-                    tape.watch(var_list)
-                scaled = self.get_scaled_loss(loss)
-        else:
-            if callable(var_list):
-                var_list = var_list()
-            # recorded: the tape follows the loss until its first gradient call
-            scaled = self.get_scaled_loss(loss)
-        var_list = list(var_list)
+        scaled, var_list, tape = self._recorded_loss(loss, var_list, tape,
+                                                     then=self.get_scaled_loss)
         ready = getattr(self._inner.gradient_aggregator, "gradient_ready", None)
         if ready is None:
             grads = tape.gradient(scaled, var_list, output_gradients=grad_loss)

@@ -9,12 +9,14 @@ rebuilds it.
 from __future__ import annotations
 
 import tnp
+from tnp.extend import is_floating as _is_floating
 
-from ..activations import is_floating as _is_floating
 from ..layers.base import Layer
 from ..layers.core import InputLayer
-from ..layers.keras_tensor import KerasTensor, flatten, pack_like
+from ..layers.keras_tensor import KerasTensor
 from ..layers import serialization as _ser
+from ..utils.serialization import get_registered_name
+from ..utils.tree import flatten, flatten_up_to, pack_sequence_as
 from .model import Model
 
 __all__ = ["Functional"]
@@ -85,10 +87,7 @@ class Functional(Model):
         self._build_graph(inputs, outputs)
 
     def _build_graph(self, inputs, outputs):
-        if isinstance(inputs, dict):
-            flat_in = list(inputs.values())
-        else:
-            flat_in = flatten(inputs)
+        flat_in = flatten(inputs)   # a dict's entries by sorted key, as TF's model.inputs
         for t in flat_in:
             if not isinstance(t, KerasTensor) or not isinstance(t._node.layer, InputLayer):
                 raise ValueError(f"Input tensors to a Functional model must come from `tt.Input`. "
@@ -117,7 +116,7 @@ class Functional(Model):
         self._mask_layers = {id(l) for l in layers if type(l).compute_mask is not Layer.compute_mask
                              or l.supports_masking}
         self.built = True
-        self._output_shape_cache = pack_like(outputs, [t.shape for t in flat_out])
+        self._output_shape_cache = pack_sequence_as(outputs, [t.shape for t in flat_out])
 
     @property
     def layers(self):
@@ -156,7 +155,8 @@ class Functional(Model):
                 missing = [k for k in keys if k not in inputs]
                 if missing:
                     raise ValueError(f"{self.name}: missing inputs {missing}; got {sorted(inputs)}")
-                return [inputs[k] for k in keys]
+                return flatten_up_to(self._nested_inputs, {k: inputs[k] for k in keys},
+                                     check_types=False)
             missing = [k for k in names if k not in inputs]
             if missing:
                 raise ValueError(f"{self.name}: missing inputs {missing} (inputs are matched by "
@@ -194,8 +194,8 @@ class Functional(Model):
         for node in self._nodes:
             layer = node.layer
             leaves = flatten((node.args, node.kwargs))
-            concrete = pack_like((node.args, node.kwargs),
-                                 [values[id(v)] if isinstance(v, KerasTensor) else v for v in leaves])
+            concrete = pack_sequence_as((node.args, node.kwargs), [
+                values[id(v)] if isinstance(v, KerasTensor) else v for v in leaves])
             args, kwargs = concrete[0], dict(concrete[1])
             first = flatten(node.args[0]) if node.args else []
             in_masks = [masks.get(id(t)) if isinstance(t, KerasTensor) else None for t in first]
@@ -216,7 +216,7 @@ class Functional(Model):
                     for t in flatten(node.outputs):
                         masks[id(t)] = m if not isinstance(m, (list, tuple)) else m[0]
         outs = [values[id(t)] for t in self._flat_outputs]
-        return pack_like(self._nested_outputs, outs)
+        return pack_sequence_as(self._nested_outputs, outs)
 
     def compute_mask(self, inputs, mask=None):
         return None
@@ -250,7 +250,7 @@ class Functional(Model):
         for layer in self._layers:
             inbound = [{"args": enc(list(n.args)), "kwargs": enc(n.kwargs)}
                        for n in layer._inbound_nodes if id(n) in mine]
-            layers.append({"class_name": _ser.get_registered_name(type(layer)),
+            layers.append({"class_name": get_registered_name(type(layer)),
                            "config": layer.get_config(), "name": layer.name,
                            "inbound_nodes": inbound})
         return {"name": self.name, "trainable": self.trainable, "layers": layers,

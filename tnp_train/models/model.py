@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..layers.base import Layer
 from ..trainers.trainer import Trainer
+from ..utils.serialization import get_registered_name
 
 __all__ = ["Model"]
 
@@ -193,7 +194,7 @@ def _json_default(obj):
     configs (as Keras's ``get_json_type``)."""
     import numpy as np
     if hasattr(obj, "get_config"):
-        return {"class_name": type(obj).__name__, "config": obj.get_config()}
+        return {"class_name": get_registered_name(type(obj)), "config": obj.get_config()}
     if isinstance(obj, np.dtype) or (isinstance(obj, type) and issubclass(obj, np.generic)):
         return np.dtype(obj).name
     if hasattr(obj, "tolist"):

@@ -10,6 +10,7 @@ from ..layers.base import Layer
 from ..layers.core import InputLayer
 from ..layers.keras_tensor import KerasTensor
 from ..layers import serialization as _ser
+from ..utils.serialization import get_registered_name
 from .model import Model
 
 __all__ = ["Sequential"]
@@ -119,7 +120,7 @@ class Sequential(Model):
         layers = []
         if self._input_layer is not None:
             layers.append({"class_name": "InputLayer", "config": self._input_layer.get_config()})
-        layers += [{"class_name": _ser.get_registered_name(type(l)), "config": l.get_config()}
+        layers += [{"class_name": get_registered_name(type(l)), "config": l.get_config()}
                    for l in self._stack]
         return {"name": self.name, "layers": layers}
 

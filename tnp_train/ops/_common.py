@@ -1,7 +1,7 @@
 """Helpers shared by the convolution and pooling kernels: the Numba switch (``_njit``), the
 backend array of an argument and the wrapping of a result, the compute/result dtypes,
-``LazyGrads`` (gradients computed when the tape reads them), ``follows`` (is this backward
-itself differentiated?) and the pool of scratch buffers."""
+``LazyGrads`` (gradients computed when the tape reads them) and the pool of scratch buffers.
+Their backward passes follow ``tnp_train.autodiff.tape.hand_written_backward``."""
 from __future__ import annotations
 
 import sys as _sys
@@ -10,12 +10,11 @@ import threading
 import numpy as _np
 
 import tnp
-from tnp.extend import backend_array as _backend, device_of as _device_of
 from tnp import ndarray as _tnp_ndarray
-from tnp.extend import wrap as _wrap
-
-from ..autodiff.tape import needs_gradient as _needs_gradient
-from ..autodiff.tape import recording as _recording
+from tnp.extend import (
+    array_module as _array_module, backend_array as _backend, device_of as _device_of, is_inexact,
+    wrap as _wrap,
+)
 
 try:  # pragma: no cover - numba is a dependency, the fallback keeps CuPy-only hosts working
     import numba as _numba
@@ -34,15 +33,13 @@ def _unwrap(x):
     """(backend array, device or None, array module)."""
     if isinstance(x, _tnp_ndarray):
         dev = _device_of(x)
-        return _backend(x), dev, dev.backend.xp
+        return _backend(x), dev, _array_module(dev)
     if isinstance(x, _np.ndarray):
         return x, None, _np
-    mod = type(x).__module__.split(".")[0]
-    if mod == "cupy":  # pragma: no cover - GPU only
-        import cupy
-        return x, None, cupy
-    a = _np.asarray(x)
-    return a, None, _np
+    xp = _array_module(x)
+    if xp is not _np:  # pragma: no cover - GPU only: a CuPy array
+        return x, None, xp
+    return _np.asarray(x), None, _np
 
 
 def _out(r, dev):
@@ -60,7 +57,7 @@ def result_dtype(*dtypes):
         dt = _np.result_type(*dtypes)
     except TypeError:  # ml_dtypes mixes that NumPy does not promote
         dt = compute_dtype(*dtypes)
-    return dt if dt.kind in "fc" or dt.name == "bfloat16" else _np.dtype(_np.float32)
+    return dt if is_inexact(dt) else _np.dtype(_np.float32)
 
 
 class LazyGrads(list):
@@ -86,15 +83,6 @@ class LazyGrads(list):
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
-
-
-def follows(*arrays):
-    """Whether a tape that records now (inside a backward pass: an enclosing tape) follows one of
-    ``arrays``, i.e. whether the backward being run is itself differentiated and must be
-    computed with recorded tnp operations."""
-    if not _recording():
-        return False
-    return any(_needs_gradient([a for a in arrays if a is not None]))
 
 
 # ----------------------------------------------------------------------------- scratch buffers

@@ -41,8 +41,9 @@ from __future__ import annotations
 import numpy as _np
 
 from ..autodiff import custom_gradient as _custom_gradient
+from ..autodiff.tape import hand_written_backward
 from ._common import (  # noqa: F401  (_njit, _scratch: pooling and the tests use them from here)
-    HAVE_NUMBA, LazyGrads, _njit, _out, _scratch, _unwrap, clear_scratch, compute_dtype, follows,
+    HAVE_NUMBA, LazyGrads, _njit, _out, _scratch, _unwrap, clear_scratch, compute_dtype,
     result_dtype, scratch,
 )
 from .conv_kernels import (
@@ -55,7 +56,7 @@ from .conv_recorded import (  # noqa: F401  (gather_patches: exported)
 
 __all__ = ["conv1d", "conv2d", "conv1d_transpose", "conv2d_transpose", "conv_output_length",
            "deconv_output_length", "same_pads", "im2col", "col2im", "scratch", "clear_scratch",
-           "USE_NUMBA", "USE_WINOGRAD", "WINOGRAD_MIN_CHANNELS", "follows", "patch_index",
+           "USE_NUMBA", "USE_WINOGRAD", "WINOGRAD_MIN_CHANNELS", "patch_index",
            "gather_patches", "scatter_patches"]
 
 # Set to False to force the plain array-module path on the CPU too (the tests check both).
@@ -226,14 +227,20 @@ def _fused_relu(activation, name):
 
 
 # ----------------------------------------------------------------------------- the conv op
-def _prep(x, kernel, bias):
-    xa, dev, xp = _unwrap(x)
-    ka, _, _ = _unwrap(kernel)
-    ba = None if bias is None else _unwrap(bias)[0]
+def _prep(args, rank):
+    """``(x, kernel[, bias])`` as backend arrays (a rank-1 input and kernel lifted to rank 2),
+    their device and array module, the compute and result dtypes, and the shapes ``x`` and
+    ``kernel`` came in."""
+    xa, dev, xp = _unwrap(args[0])
+    ka, _, _ = _unwrap(args[1])
+    ba = _unwrap(args[2])[0] if len(args) > 2 else None
     dts = [xa.dtype, ka.dtype] + ([] if ba is None else [ba.dtype])
     cdt = compute_dtype(*dts)
     odt = result_dtype(*dts)
-    return xa, ka, ba, dev, xp, cdt, odt
+    xshape, kshape = xa.shape, ka.shape
+    if rank == 1:
+        xa, ka = _lift_1d(xa, ka)
+    return xa, ka, ba, dev, xp, cdt, odt, xshape, kshape
 
 
 def _cast(xp, a, dt):
@@ -302,10 +309,7 @@ def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, 
     dh, dw = dilation_rate
 
     def f(*args):
-        xa, ka, ba, dev, xp, cdt, odt = _prep(args[0], args[1], args[2] if len(args) > 2 else None)
-        xshape, kshape = xa.shape, ka.shape
-        if rank == 1:
-            xa, ka = _lift_1d(xa, ka)
+        xa, ka, ba, dev, xp, cdt, odt, xshape, kshape = _prep(args, rank)
         N, H, W, C = xa.shape
         KH, KW, Cg, F = ka.shape
         if explicit_pads is not None:
@@ -335,10 +339,11 @@ def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, 
         y_out = _cast(xp, y, odt)
         n_args = len(args)
 
+        def recorded(dy):   # a gradient of a gradient: the same formulas, recorded
+            return _conv_grads_recorded(dy, args, y2, dev, relu, rank, groups, (pt, pl),
+                                        (sh, sw), (dh, dw), (OH, OW), cdt)
+
         def make(dy):
-            if follows(dy, *args):   # a gradient of a gradient: the recorded formulas
-                return _conv_grads_recorded(dy, args, y2, dev, relu, rank, groups, (pt, pl),
-                                            (sh, sw), (dh, dw), (OH, OW), cdt)
             dya = _cast(xp, _unwrap(dy)[0], cdt).reshape(-1, F)
             dz_db = _lazy_act_grad(xp, dya, y2, relu, n_args > 2)
 
@@ -378,7 +383,7 @@ def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, 
         xshape_dtype = [xa.dtype]
         kdtype = ka.dtype
         bdtype = None if ba is None else ba.dtype
-        return _out(y_out, dev), make
+        return _out(y_out, dev), hand_written_backward(name, make, args, recorded)
 
     args = (x, kernel) if bias is None else (x, kernel, bias)
     return _custom_gradient(f)(*args)
@@ -407,10 +412,11 @@ def _winograd_conv(args, name, xa, ka, ba, dev, xc, kc, bc, relu, pt, pl, OH, OW
     bdt = None if ba is None else ba.dtype
     n_args = len(args)
 
+    def recorded(dy):   # a gradient of a gradient: the recorded (im2col) formulas
+        return _conv_grads_recorded(dy, args, y2, dev, relu, 2, 1, (pt, pl), (1, 1), (1, 1),
+                                    (OH, OW), cdt)
+
     def make(dy):
-        if follows(dy, *args):   # a gradient of a gradient: the recorded (im2col) formulas
-            return _conv_grads_recorded(dy, args, y2, dev, relu, 2, 1, (pt, pl), (1, 1), (1, 1),
-                                        (OH, OW), cdt)
         dya = _unwrap(dy)[0]
         dya = (dya if dya.dtype == cdt else dya.astype(cdt)).reshape(-1, F)
         dz_db = _lazy_act_grad(_np, dya, y2, relu, n_args > 2)
@@ -441,7 +447,7 @@ def _winograd_conv(args, name, xa, ka, ba, dev, xc, kc, bc, relu, pt, pl, OH, OW
 
         return LazyGrads([dx, dk] + ([db] if n_args > 2 else []))
 
-    return _out(y_out, dev), make
+    return _out(y_out, dev), hand_written_backward(name, make, args, recorded)
 
 
 # ----------------------------------------------------------------------------- transposed
@@ -482,10 +488,7 @@ def _conv_t(x, kernel, bias, output_shape, strides, padding, dilation_rate, acti
         raise ValueError(f"{name}: padding must be 'valid' or 'same', got {padding!r}")
 
     def f(*args):
-        xa, ka, ba, dev, xp, cdt, odt = _prep(args[0], args[1], args[2] if len(args) > 2 else None)
-        xshape, kshape = xa.shape, ka.shape
-        if rank == 1:
-            xa, ka = _lift_1d(xa, ka)
+        xa, ka, ba, dev, xp, cdt, odt, xshape, kshape = _prep(args, rank)
         N, H, W, Cin = xa.shape
         KH, KW, Co, _ = ka.shape
         if output_shape is None:
@@ -513,10 +516,11 @@ def _conv_t(x, kernel, bias, output_shape, strides, padding, dilation_rate, acti
         bdt = None if ba is None else ba.dtype
         n_args = len(args)
 
+        def recorded(dy):   # a gradient of a gradient: the same formulas, recorded
+            return _conv_t_grads_recorded(dy, args, y2, dev, relu, rank, (pt, pl), (sh, sw),
+                                          (dh, dw), (OH, OW), cdt)
+
         def make(dy):
-            if follows(dy, *args):   # a gradient of a gradient: the recorded formulas
-                return _conv_t_grads_recorded(dy, args, y2, dev, relu, rank, (pt, pl), (sh, sw),
-                                              (dh, dw), (OH, OW), cdt)
             dya = _cast(xp, _unwrap(dy)[0], cdt).reshape(-1, Co)
             dz_db = _lazy_act_grad(xp, dya, y2, relu, n_args > 2)
             cache = {}
@@ -540,7 +544,7 @@ def _conv_t(x, kernel, bias, output_shape, strides, padding, dilation_rate, acti
 
             return LazyGrads([dx, dk] + ([db] if n_args > 2 else []))
 
-        return _out(y_out, dev), make
+        return _out(y_out, dev), hand_written_backward(name, make, args, recorded)
 
     args = (x, kernel) if bias is None else (x, kernel, bias)
     return _custom_gradient(f)(*args)

@@ -54,16 +54,29 @@ def _masked_cotangent(dy, shape, y2, dev, relu, cdt):
     return dz
 
 
-def _conv_grads_recorded(dy, args, y2, dev, relu, rank, groups, pads, strides, dils, out_hw, cdt):
-    """conv1d/conv2d's (dx, dk[, db]) as recorded tnp code: ``dk`` correlates the input's
-    patches with the cotangent, ``dx`` scatters the cotangent times the kernel back."""
+def _operands(args, rank):
+    """``x`` and ``k`` as tnp arrays, their shapes, and their 2-D forms (a 1-D convolution is
+    a 2-D one of height 1)."""
     x, k = (a if isinstance(a, _tnp_ndarray) else tnp.asarray(a) for a in args[:2])
     xshape, kshape = tuple(x.shape), tuple(k.shape)
     if rank == 1:
-        x4 = tnp.reshape(x, (xshape[0], 1) + xshape[1:])
-        k4 = tnp.reshape(k, (1,) + kshape)
-    else:
-        x4, k4 = x, k
+        return x, k, xshape, kshape, tnp.reshape(x, (xshape[0], 1) + xshape[1:]), \
+            tnp.reshape(k, (1,) + kshape)
+    return x, k, xshape, kshape, x, k
+
+
+def _lazy_grads(dx, dk, dz, args):
+    """``LazyGrads`` of ``dx``, ``dk`` and, where the op has a bias (``args[2]``), its
+    gradient: the cotangent ``dz`` summed over all but the channels."""
+    if len(args) < 3:
+        return LazyGrads([dx, dk])
+    return LazyGrads([dx, dk, lambda: _as(tnp.sum(dz, axis=(0, 1, 2)), args[2].dtype)])
+
+
+def _conv_grads_recorded(dy, args, y2, dev, relu, rank, groups, pads, strides, dils, out_hw, cdt):
+    """conv1d/conv2d's (dx, dk[, db]) as recorded tnp code: ``dk`` correlates the input's
+    patches with the cotangent, ``dx`` scatters the cotangent times the kernel back."""
+    x, k, xshape, kshape, x4, k4 = _operands(args, rank)
     N, H, W, C = x4.shape
     KH, KW, Cg, F = k4.shape
     (pt, pl), (sh, sw), (dh, dw), (OH, OW) = pads, strides, dils, out_hw
@@ -83,22 +96,13 @@ def _conv_grads_recorded(dy, args, y2, dev, relu, rank, groups, pads, strides, d
         g = tnp.einsum("nopijgc,nopgf->ijcgf", cols, dzg)
         return _as(tnp.reshape(g, kshape), k.dtype)
 
-    def db():
-        return _as(tnp.sum(dz, axis=(0, 1, 2)), args[2].dtype)
-
-    return LazyGrads([dx, dk] + ([db] if len(args) > 2 else []))
+    return _lazy_grads(dx, dk, dz, args)
 
 
 def _conv_t_grads_recorded(dy, args, y2, dev, relu, rank, pads, strides, dils, out_hw, cdt):
     """conv1d_transpose/conv2d_transpose's (dx, dk[, db]) as recorded tnp code: the cotangent's
     patches (a forward convolution's geometry) times the kernel, and correlated with the input."""
-    x, k = (a if isinstance(a, _tnp_ndarray) else tnp.asarray(a) for a in args[:2])
-    xshape, kshape = tuple(x.shape), tuple(k.shape)
-    if rank == 1:
-        x4 = tnp.reshape(x, (xshape[0], 1) + xshape[1:])
-        k4 = tnp.reshape(k, (1,) + kshape)
-    else:
-        x4, k4 = x, k
+    x, k, xshape, kshape, x4, k4 = _operands(args, rank)
     N, H, W, Cin = x4.shape
     KH, KW, Co, _ = k4.shape
     (pt, pl), (sh, sw), (dh, dw), (OH, OW) = pads, strides, dils, out_hw
@@ -119,7 +123,4 @@ def _conv_t_grads_recorded(dy, args, y2, dev, relu, rank, pads, strides, dils, o
         g = tnp.einsum("nhwijo,nhwc->ijoc", cols(), _as(x4, cdt))
         return _as(tnp.reshape(g, kshape), k.dtype)
 
-    def db():
-        return _as(tnp.sum(dz, axis=(0, 1, 2)), args[2].dtype)
-
-    return LazyGrads([dx, dk] + ([db] if len(args) > 2 else []))
+    return _lazy_grads(dx, dk, dz, args)

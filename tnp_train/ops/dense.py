@@ -10,9 +10,11 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp.extend import backend_array as _backend, device_of as _device_of, wrap
+from tnp.extend import array_module, backend_array as _backend, device_of as _device_of, wrap
 
-from ..autodiff.tape import _CustomRule, needs_gradient, record_custom, recording
+from ..autodiff.tape import (
+    _CustomRule, hand_written_backward, needs_gradient, record_custom, recording,
+)
 
 __all__ = ["dense"]
 
@@ -39,8 +41,7 @@ def dense(x, kernel, bias=None, relu=False):
     if ba is not None:
         y += ba
     if relu:
-        xp = dev.backend.xp
-        xp.maximum(y, 0, out=y)
+        array_module(dev).maximum(y, 0, out=y)
     if low:
         y = y.astype(out_dtype)
     if xa.ndim != 2:
@@ -49,16 +50,18 @@ def dense(x, kernel, bias=None, relu=False):
     if recording():
         args = (x, kernel) if bias is None else (x, kernel, bias)
         need_dx = needs_gradient((x,))[0]
-        record_custom(args, out, _CustomRule(_make_backward(x, kernel, xa, wa, y, relu,
-                                                            bias is not None, need_dx, dev)))
+        has_bias = bias is not None
+
+        def recorded(g):   # a gradient of a gradient: the same formulas in tnp, recorded
+            return _backward_recorded(g, x, kernel, y, relu, has_bias, need_dx, dev)
+        backward = _make_backward(xa, wa, y, relu, has_bias, need_dx, dev)
+        record_custom(args, out, _CustomRule(hand_written_backward("dense", backward, args,
+                                                                   recorded)))
     return out
 
 
-def _make_backward(x, kernel, xa, wa, y, relu, has_bias, need_dx, dev):
+def _make_backward(xa, wa, y, relu, has_bias, need_dx, dev):
     def backward(g):
-        if recording():
-            # a higher-order gradient is being taken: the same formulas in tnp, recorded
-            return _backward_recorded(g, x, kernel, y, relu, has_bias, need_dx, dev)
         ga = _backend(g) if isinstance(g, tnp.ndarray) else _np.asarray(g)
         low = ga.dtype in _LOW or wa.dtype in _LOW
         if relu:

@@ -17,8 +17,10 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
+from tnp.extend import is_floating
 
 from ..autodiff import custom_gradient as _custom_gradient
+from ..autodiff.tape import hand_written_backward
 from ..autodiff.vjps.indexing import untake as _untake
 from . import conv as _conv
 from .conv import LazyGrads, _njit, _out, _unwrap
@@ -102,16 +104,22 @@ def _maxpool_bwd_tiled_nb(dy, idx, dx, PH, PW, zero):
 
 
 @_njit
+def _span(o, stride, pad, size, n):
+    """``(lo, hi)``: the input positions ``lo <= i < hi`` of the window at output position
+    ``o``, the padding left out."""
+    lo = o * stride - pad
+    return max(lo, 0), min(lo + size, n)
+
+
+@_njit
 def _avgpool_fwd_nb(x, y, PH, PW, sh, sw, pt, pl):
     N, H, W, C = x.shape
     OH, OW = y.shape[1], y.shape[2]
     for n in range(N):
         for oh in range(OH):
-            h0 = max(oh * sh - pt, 0)
-            h1 = min(oh * sh - pt + PH, H)
+            h0, h1 = _span(oh, sh, pt, PH, H)
             for ow in range(OW):
-                w0 = max(ow * sw - pl, 0)
-                w1 = min(ow * sw - pl + PW, W)
+                w0, w1 = _span(ow, sw, pl, PW, W)
                 for c in range(C):
                     y[n, oh, ow, c] = 0
                 for ih in range(h0, h1):
@@ -131,11 +139,9 @@ def _avgpool_bwd_nb(dy, dx, PH, PW, sh, sw, pt, pl):
     OH, OW = dy.shape[1], dy.shape[2]
     for n in range(N):
         for oh in range(OH):
-            h0 = max(oh * sh - pt, 0)
-            h1 = min(oh * sh - pt + PH, H)
+            h0, h1 = _span(oh, sh, pt, PH, H)
             for ow in range(OW):
-                w0 = max(ow * sw - pl, 0)
-                w1 = min(ow * sw - pl + PW, W)
+                w0, w1 = _span(ow, sw, pl, PW, W)
                 cnt = (h1 - h0) * (w1 - w0)
                 if cnt == 0:
                     continue
@@ -162,7 +168,7 @@ def _pad_for(H, W, PH, PW, sh, sw, pt, pl, OH, OW):
 def _maxpool_fwd_xp(xp, x, PH, PW, sh, sw, pt, pl, OH, OW):
     N, H, W, C = x.shape
     pads = _pad_for(H, W, PH, PW, sh, sw, pt, pl, OH, OW)
-    fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+    fill = -xp.inf if is_floating(x.dtype) else xp.iinfo(x.dtype).min
     xpad = xp.pad(x, pads, constant_values=fill)
     y = None
     arg = None
@@ -210,32 +216,37 @@ def _geometry(name, x, pool_size, strides, padding, rank):
     return ps, ss
 
 
+def _window(pool_size, strides, rank):
+    """``(pool, strides)`` as 2-D sizes: an int stands for every axis, strides default to the
+    pool, and a 1-D window is a 2-D one of height 1."""
+    if rank == 2:
+        ps = pool_size if isinstance(pool_size, (tuple, list)) else (pool_size, pool_size)
+        ss = ps if strides is None else (
+            strides if isinstance(strides, (tuple, list)) else (strides, strides))
+        return ps, ss
+    p = pool_size[0] if isinstance(pool_size, (tuple, list)) else pool_size
+    s = p if strides is None else (strides[0] if isinstance(strides, (tuple, list)) else strides)
+    return (1, p), (1, s)
+
+
 def max_pool2d(x, pool_size=(2, 2), strides=None, padding="valid"):
     """NHWC max pooling; one tape node (the gradient goes to each window's first maximum)."""
-    ps = pool_size if isinstance(pool_size, (tuple, list)) else (pool_size, pool_size)
-    ss = ps if strides is None else (strides if isinstance(strides, (tuple, list)) else (strides, strides))
-    return _pool(x, ps, ss, padding, 2, "max", "max_pool2d")
+    return _pool(x, *_window(pool_size, strides, 2), padding, 2, "max", "max_pool2d")
 
 
 def max_pool1d(x, pool_size=2, strides=None, padding="valid"):
     """NWC max pooling; one tape node."""
-    p = pool_size[0] if isinstance(pool_size, (tuple, list)) else pool_size
-    s = p if strides is None else (strides[0] if isinstance(strides, (tuple, list)) else strides)
-    return _pool(x, (1, p), (1, s), padding, 1, "max", "max_pool1d")
+    return _pool(x, *_window(pool_size, strides, 1), padding, 1, "max", "max_pool1d")
 
 
 def avg_pool2d(x, pool_size=(2, 2), strides=None, padding="valid"):
     """NHWC average pooling (``"same"``: divides by the count of real elements); one tape node."""
-    ps = pool_size if isinstance(pool_size, (tuple, list)) else (pool_size, pool_size)
-    ss = ps if strides is None else (strides if isinstance(strides, (tuple, list)) else (strides, strides))
-    return _pool(x, ps, ss, padding, 2, "avg", "avg_pool2d")
+    return _pool(x, *_window(pool_size, strides, 2), padding, 2, "avg", "avg_pool2d")
 
 
 def avg_pool1d(x, pool_size=2, strides=None, padding="valid"):
     """NWC average pooling; one tape node."""
-    p = pool_size[0] if isinstance(pool_size, (tuple, list)) else pool_size
-    s = p if strides is None else (strides[0] if isinstance(strides, (tuple, list)) else strides)
-    return _pool(x, (1, p), (1, s), padding, 1, "avg", "avg_pool1d")
+    return _pool(x, *_window(pool_size, strides, 1), padding, 1, "avg", "avg_pool1d")
 
 
 def _pool(x, pool_size, strides, padding, rank, kind, name):
@@ -255,9 +266,9 @@ def _pool(x, pool_size, strides, padding, rank, kind, name):
                              f"{pool_size if rank == 2 else pool_size[1:]}")
         pt = _conv.same_pads(H, PH, sh)[0] if padding == "same" else 0
         pl = _conv.same_pads(W, PW, sw)[0] if padding == "same" else 0
-        # max pooling is exact in any float dtype; averages of float16/bfloat16 sum in float32
-        cdt = xdt if (kind == "max" and xdt.kind == "f") or xdt in (_np.float32, _np.float64) \
-            else _np.dtype(_np.float32)
+        # float16/bfloat16 (and integers) pool in float32: averages sum there, and a maximum
+        # is the same value in any wider dtype (this keeps max pooling on the Numba path)
+        cdt = xdt if xdt in (_np.float32, _np.float64) else _np.dtype(_np.float32)
         xc = xa if xa.dtype == cdt else xa.astype(cdt)
         fast = _conv._numba_ok(xc) and cdt in (_np.float32, _np.float64)
         oshape = (N, OW, C) if rank == 1 else (N, OH, OW, C)
@@ -291,12 +302,12 @@ def _pool(x, pool_size, strides, padding, rank, kind, name):
         if y_out.dtype != xdt:
             y_out = y_out.astype(xdt)
 
-        def make(dy):
-            if _conv.follows(dy, xarg):   # a gradient of a gradient: recorded tnp code
-                geom = (N, H, W, C, OH, OW, PH, PW, sh, sw, pt, pl)
-                return LazyGrads([lambda: _pool_grad_recorded(dy, kind, saved, fast, geom, xshape,
-                                                              xdt, cdt, dev, xp)])
+        def recorded(dy):   # a gradient of a gradient: recorded tnp code
+            geom = (N, H, W, C, OH, OW, PH, PW, sh, sw, pt, pl)
+            return LazyGrads([lambda: _pool_grad_recorded(dy, kind, saved, fast, geom, xshape,
+                                                          xdt, cdt, dev, xp)])
 
+        def make(dy):
             def dx():
                 d = _unwrap(dy)[0]
                 d = (d if d.dtype == cdt else d.astype(cdt)).reshape(N, OH, OW, C)
@@ -325,7 +336,7 @@ def _pool(x, pool_size, strides, padding, rank, kind, name):
                 return _out(g if g.dtype == xdt else g.astype(xdt), dev)
             return LazyGrads([dx])
 
-        return _out(y_out, dev), make
+        return _out(y_out, dev), hand_written_backward(name, make, (xarg,), recorded)
 
     return _custom_gradient(f)(x)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from tnp.extend import wrap
 
 from ..autodiff import custom_gradient
-from ..autodiff.tape import first_order_only
+from ..autodiff.tape import hand_written_backward
 from ..layers._common import work_dtype, device_of as _device_of, on_device
 
 __all__ = ["fused_rnn"]
@@ -291,6 +291,6 @@ def fused_rnn(kind, x, W, R, b=None, h0=None, c0=None, *, mask=None, rmask=None,
                    None if h0 is None else wrap(dh0, dev),
                    None if c0 is None else wrap(dc0, dev)]
             return tuple(res)
-        return tuple(outs), first_order_only(kind.upper(), grad_fn, (x, W, R, b, h0, c0))
+        return tuple(outs), hand_written_backward(kind.upper(), grad_fn, (x, W, R, b, h0, c0))
 
     return op(x, W, R, b, h0, c0)

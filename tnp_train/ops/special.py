@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as _np
 
+from tnp.extend import cupy as _cupy, is_floating
+
 __all__ = ["erf"]
 
 # erf(x) = x + x * P(x^2) / Q(x^2) on |x| < 0.84375
@@ -118,12 +120,12 @@ def _erf_f64(x):
 def erf(xp, a):
     """``erf`` of backend array ``a`` (float or integer; complex is refused), in ``a``'s dtype
     (integers give float64, as ``scipy.special.erf``); ``xp`` is ``a``'s array module."""
-    if getattr(xp, "__name__", "") == "cupy":  # pragma: no cover - GPU only
+    if xp is _cupy():  # pragma: no cover - GPU only
         from cupyx.scipy.special import erf as cupy_erf
         return cupy_erf(a)
     a = _np.asarray(a)
     if a.dtype.kind == "c":
         raise TypeError(f"erf: complex input (dtype {a.dtype}) is not supported")
-    out_dtype = a.dtype if a.dtype.kind == "f" or a.dtype.name == "bfloat16" else _np.float64
+    out_dtype = a.dtype if is_floating(a.dtype) else _np.float64
     r = _erf_f64(a.astype(_np.float64).reshape(-1))
     return r.reshape(a.shape).astype(out_dtype, copy=False)

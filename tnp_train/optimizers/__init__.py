@@ -16,37 +16,43 @@ from .lion import Lion
 from .nadam import Nadam
 from .rmsprop import RMSprop
 from .sgd import SGD
+from ..utils.serialization import deserialize_keras_object, serialize_keras_object
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
            "Nadam", "Lion", "Ftrl", "schedules", "kernels", "get", "serialize", "deserialize"]
 
 _CLASSES = (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Lion, Ftrl)
 _BY_NAME = {c.__name__.lower(): c for c in _CLASSES}
+_BUILTIN_NAMES = frozenset(_BY_NAME) | {"lossscaleoptimizer"}
 
 
 def serialize(optimizer):
-    """``{"class_name": ..., "config": ...}`` of an optimizer (``tf.keras.optimizers.serialize``)."""
+    """``{"class_name": ..., "config": ...}`` of an optimizer (its registered name, if it has
+    one); mirrors ``tf.keras.optimizers.serialize``."""
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"optimizers.serialize: expected an Optimizer, got "
                         f"{type(optimizer).__name__}")
-    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+    return serialize_keras_object(optimizer)
 
 
 def deserialize(config, custom_objects=None):
-    """The optimizer described by :func:`serialize`'s dict (class names case-insensitive)."""
+    """The optimizer described by :func:`serialize`'s dict, found in ``custom_objects``, the
+    registered and scoped custom objects, then the built-in optimizers (their names
+    case-insensitive); mirrors ``tf.keras.optimizers.deserialize``."""
     if not isinstance(config, dict) or "class_name" not in config:
         raise ValueError(f"optimizers.deserialize: expected {{'class_name', 'config'}}, got "
                          f"{config!r}")
+    module_objects = _BY_NAME
     name = config["class_name"]
-    custom = custom_objects or {}
-    cls = custom.get(name) or _BY_NAME.get(str(name).lower())
-    if cls is None and str(name).lower() == "lossscaleoptimizer":
-        # the wrapper lives with mixed precision (above the optimizers): imported when named
-        from ..mixed_precision import LossScaleOptimizer as cls
-    if cls is None:
-        raise ValueError(f"optimizers.deserialize: unknown optimizer {name!r}; known: "
-                         f"{sorted(c.__name__ for c in _CLASSES)}")
-    return cls.from_config(dict(config.get("config", {})), custom_objects=custom_objects)
+    if isinstance(name, str) and name.lower() in _BUILTIN_NAMES:
+        config = {**config, "class_name": name.lower()}
+        if name.lower() == "lossscaleoptimizer":
+            # the wrapper lives with mixed precision, beside the optimizers: imported when named
+            from ..mixed_precision.loss_scale_optimizer import LossScaleOptimizer
+            module_objects = {**_BY_NAME, "lossscaleoptimizer": LossScaleOptimizer}
+    return deserialize_keras_object(config, module_objects=module_objects,
+                                    custom_objects=custom_objects,
+                                    printable_module_name="optimizer")
 
 
 def get(identifier):
@@ -55,11 +61,7 @@ def get(identifier):
     if isinstance(identifier, Optimizer):
         return identifier
     if isinstance(identifier, str):
-        cls = _BY_NAME.get(identifier.lower())
-        if cls is None:
-            raise ValueError(f"optimizers.get: unknown optimizer {identifier!r}; known: "
-                             f"{sorted(_BY_NAME)}")
-        return cls()
+        identifier = {"class_name": identifier, "config": {}}
     if isinstance(identifier, dict):
         return deserialize(identifier)
     raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}")

@@ -24,10 +24,7 @@ class Adadelta(Optimizer):
         self.epsilon = _check_eps(name, epsilon)
 
     def build(self, var_list):
-        for v in var_list:
-            self.add_slot(v, "accum_grad")
-        for v in var_list:
-            self.add_slot(v, "accum_var")
+        self._add_slots(var_list, "accum_grad", "accum_var")
 
     def update_step(self, gradient, variable, learning_rate):
         slots = self._slots[variable._uid][1]

@@ -41,13 +41,7 @@ class Adam(Optimizer):
         self.amsgrad = bool(amsgrad)
 
     def build(self, var_list):
-        for v in var_list:
-            self.add_slot(v, "m")
-        for v in var_list:
-            self.add_slot(v, "v")
-        if self.amsgrad:
-            for v in var_list:
-                self.add_slot(v, "vhat")
+        self._add_slots(var_list, "m", "v", *(("vhat",) if self.amsgrad else ()))
 
     def update_step(self, gradient, variable, learning_rate):
         slots = self._slots[variable._uid][1]

@@ -24,10 +24,7 @@ class Adamax(Optimizer):
         self.epsilon = _check_eps(name, epsilon)
 
     def build(self, var_list):
-        for v in var_list:
-            self.add_slot(v, "m")
-        for v in var_list:
-            self.add_slot(v, "v")
+        self._add_slots(var_list, "m", "v")
 
     def update_step(self, gradient, variable, learning_rate):
         slots = self._slots[variable._uid][1]

@@ -240,6 +240,13 @@ class Optimizer:
         return lr
 
     # ================================================================ slots
+    def _add_slots(self, var_list, *slot_names):
+        """Zero slots ``slot_names`` for every variable of ``var_list``: each name for all the
+        variables before the next name (Keras's creation order, which checkpoints keep)."""
+        for name in slot_names:
+            for v in var_list:
+                self.add_slot(v, name)
+
     def add_slot(self, var, slot_name, initializer="zeros", shape=None):
         """A non-trainable Variable kept per variable (momentum, ...), in ``var``'s dtype and on
         its device; created once (later calls return it, from any thread). ``initializer`` is a
@@ -540,24 +547,37 @@ class Optimizer:
         """Update ``variable`` in place from ``gradient`` (subclasses implement this)."""
         raise NotImplementedError(f"{type(self).__name__} must implement update_step")
 
-    def minimize(self, loss, var_list, grad_loss=None, name=None, tape=None):
-        """Mirrors ``Optimizer.minimize(loss, var_list, grad_loss=None, name=None, tape=None)``:
-        ``loss`` is a value recorded on ``tape`` or a no-argument callable (then recorded here);
-        ``var_list`` a list of Variables or a callable returning one (called after the loss)."""
+    def _recorded_loss(self, loss, var_list, tape, then=None):
+        """``minimize``'s ``(loss, var_list, tape)``: a callable ``loss`` is called on a new tape
+        that watches ``var_list`` (a callable ``var_list`` is called after the loss); otherwise
+        ``loss`` must be recorded on ``tape``. ``then(loss)`` (a loss scaling) is recorded
+        too."""
         if tape is None:
             if not callable(loss):
                 raise ValueError(f"{self._name}.minimize: `tape` is required when `loss` is a "
                                  f"value rather than a callable")
             with GradientTape() as tape:
                 if not callable(var_list):
-                    tape.watch(list(var_list))
+                    var_list = list(var_list)
+                    tape.watch(var_list)
                 loss = loss()
                 if callable(var_list):
-                    var_list = var_list()
-                    tape.watch(list(var_list))
-        elif callable(var_list):
-            var_list = var_list()
-        var_list = list(var_list)
+                    var_list = list(var_list())
+                    tape.watch(var_list)
+                if then is not None:
+                    loss = then(loss)
+        else:
+            if callable(var_list):
+                var_list = var_list()
+            if then is not None:   # recorded: the tape follows the loss until its first gradient
+                loss = then(loss)
+        return loss, list(var_list), tape
+
+    def minimize(self, loss, var_list, grad_loss=None, name=None, tape=None):
+        """Mirrors ``Optimizer.minimize(loss, var_list, grad_loss=None, name=None, tape=None)``:
+        ``loss`` is a value recorded on ``tape`` or a no-argument callable (then recorded here);
+        ``var_list`` a list of Variables or a callable returning one (called after the loss)."""
+        loss, var_list, tape = self._recorded_loss(loss, var_list, tape)
         # an aggregator that can start on a gradient as soon as it is final (a strategy's
         # bucketed all-reduce) is handed each one during the backward pass
         ready = getattr(self.gradient_aggregator, "gradient_ready", None)

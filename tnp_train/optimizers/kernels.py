@@ -27,6 +27,8 @@ import math
 
 import numpy as np
 
+from tnp.extend import cupy as _cupy
+
 try:  # Numba is a dependency of tnp_train, but the NumPy path must work without it
     import numba as _numba
 except ImportError:  # pragma: no cover
@@ -58,7 +60,8 @@ def _flat(a):
 
 def _is_cupy(w):
     """A float32/float64 CuPy array (other dtypes take the generic path, which CuPy runs too)."""
-    return type(w).__module__.startswith("cupy") and w.dtype in _FUSED_DTYPES
+    cp = _cupy()
+    return cp is not None and isinstance(w, cp.ndarray) and w.dtype in _FUSED_DTYPES
 
 
 # ================================================================ Numba kernels
@@ -71,12 +74,15 @@ if _numba is not None:
     # division and raises, which also stops LLVM from vectorizing the loop)
     _njit = _numba.njit(cache=True, nogil=True, error_model="numpy")
 
+    @_numba.njit(inline="always")
+    def _decayed(wi, decay):
+        """The decoupled weight decay, applied first in every kernel: ``w - decay * w``."""
+        return wi - decay * wi if decay != 0 else wi
+
     @_njit
     def _sgd_nb(w, g, m, lr, mu, decay, use_momentum, nesterov):
         for i in range(w.size):
-            wi = w[i]
-            if decay != 0:
-                wi = wi - decay * wi
+            wi = _decayed(w[i], decay)
             gi = g[i]
             if use_momentum:
                 mi = mu * m[i] - lr * gi
@@ -92,9 +98,7 @@ if _numba is not None:
     @_njit
     def _adam_nb(w, g, m, v, vhat, alpha, b1, omb1, b2, omb2, eps, decay, amsgrad):
         for i in range(w.size):
-            wi = w[i]
-            if decay != 0:
-                wi = wi - decay * wi
+            wi = _decayed(w[i], decay)
             gi = g[i]
             mi = b1 * m[i] + omb1 * gi
             vi = b2 * v[i] + omb2 * (gi * gi)
@@ -113,9 +117,7 @@ if _numba is not None:
     def _rmsprop_nb(w, g, ms, mg, mom, lr, rho, omrho, momentum, eps, decay, centered,
                     use_momentum):
         for i in range(w.size):
-            wi = w[i]
-            if decay != 0:
-                wi = wi - decay * wi
+            wi = _decayed(w[i], decay)
             gi = g[i]
             msi = rho * ms[i] + omrho * (gi * gi)
             ms[i] = msi
@@ -134,9 +136,7 @@ if _numba is not None:
     @_njit
     def _adagrad_nb(w, g, acc, lr, eps, decay):
         for i in range(w.size):
-            wi = w[i]
-            if decay != 0:
-                wi = wi - decay * wi
+            wi = _decayed(w[i], decay)
             gi = g[i]
             ai = acc[i] + gi * gi
             acc[i] = ai
@@ -145,9 +145,7 @@ if _numba is not None:
     @_njit
     def _adadelta_nb(w, g, acc, accu, lr, rho, omrho, eps, decay):
         for i in range(w.size):
-            wi = w[i]
-            if decay != 0:
-                wi = wi - decay * wi
+            wi = _decayed(w[i], decay)
             gi = g[i]
             ai = rho * acc[i] + omrho * (gi * gi)
             acc[i] = ai
@@ -159,9 +157,7 @@ if _numba is not None:
     @_njit
     def _adamax_nb(w, g, m, u, alpha, b1, omb1, b2, eps, decay):
         for i in range(w.size):
-            wi = w[i]
-            if decay != 0:
-                wi = wi - decay * wi
+            wi = _decayed(w[i], decay)
             gi = g[i]
             mi = b1 * m[i] + omb1 * gi
             m[i] = mi
@@ -176,9 +172,7 @@ if _numba is not None:
     def _nadam_nb(w, g, m, v, lr, b1, omb1, b2, omb2, eps, om_sched_new, om_sched_next,
                   v_den, om_mt, mt1, decay):
         for i in range(w.size):
-            wi = w[i]
-            if decay != 0:
-                wi = wi - decay * wi
+            wi = _decayed(w[i], decay)
             gi = g[i]
             g_prime = gi / om_sched_new
             mi = b1 * m[i] + omb1 * gi
@@ -193,9 +187,7 @@ if _numba is not None:
     @_njit
     def _lion_nb(w, g, m, lr, b1, omb1, b2, omb2, decay):
         for i in range(w.size):
-            wi = w[i]
-            if decay != 0:
-                wi = wi - decay * wi
+            wi = _decayed(w[i], decay)
             gi = g[i]
             mi = m[i]
             c = b1 * mi + omb1 * gi
@@ -216,9 +208,7 @@ _cupy_kernels = {}
 def _cupy_kernel(key, in_params, out_params, body):
     k = _cupy_kernels.get(key)
     if k is None:
-        import cupy
-
-        k = cupy.ElementwiseKernel(in_params, out_params, body, f"tnp_opt_{key[0]}")
+        k = _cupy().ElementwiseKernel(in_params, out_params, body, f"tnp_opt_{key[0]}")
         _cupy_kernels[key] = k
     return k
 

@@ -42,10 +42,7 @@ class Nadam(Optimizer):
         return {"momentum_cache": self._momentum_cache}
 
     def build(self, var_list):
-        for v in var_list:
-            self.add_slot(v, "m")
-        for v in var_list:
-            self.add_slot(v, "v")
+        self._add_slots(var_list, "m", "v")
 
     def _prepare_step(self, learning_rate):
         t, b1 = self._t, self.beta_1

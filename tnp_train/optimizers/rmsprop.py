@@ -30,14 +30,8 @@ class RMSprop(Optimizer):
         self.centered = bool(centered)
 
     def build(self, var_list):
-        for v in var_list:
-            self.add_slot(v, "rms")
-        if self.momentum:
-            for v in var_list:
-                self.add_slot(v, "momentum")
-        if self.centered:
-            for v in var_list:
-                self.add_slot(v, "mg")
+        self._add_slots(var_list, "rms", *(("momentum",) if self.momentum else ()),
+                        *(("mg",) if self.centered else ()))
 
     def update_step(self, gradient, variable, learning_rate):
         slots = self._slots[variable._uid][1]

@@ -17,6 +17,9 @@ import numpy as _np
 import tnp
 from tnp.extend import backend_array as _backend, is_tnp_array as _is_tnp
 
+from ..utils.config_object import ConfigObject
+from ..utils.serialization import deserialize_keras_object, serialize_keras_object
+
 __all__ = ["LearningRateSchedule", "ExponentialDecay", "PiecewiseConstantDecay",
            "InverseTimeDecay", "PolynomialDecay", "CosineDecay", "CosineDecayRestarts",
            "serialize", "deserialize"]
@@ -36,7 +39,7 @@ def _out(x):
     return tnp.asarray(_np.float32(x))
 
 
-class LearningRateSchedule:
+class LearningRateSchedule(ConfigObject):
     """Mirrors ``tf.keras.optimizers.schedules.LearningRateSchedule``: subclasses implement
     ``__call__(step)`` and ``get_config()``."""
 
@@ -54,14 +57,6 @@ class LearningRateSchedule:
 
     def get_config(self):
         raise NotImplementedError(f"{type(self).__name__} must implement get_config()")
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
-        return f"{type(self).__name__}({args})"
 
 
 class _Formula(LearningRateSchedule):
@@ -82,13 +77,13 @@ def _positive(cls, **kw):
             raise ValueError(f"{cls}: {k} must be > 0, got {v}")
 
 
-class ExponentialDecay(_Formula):
-    """Mirrors ``ExponentialDecay(initial_learning_rate, decay_steps, decay_rate,
-    staircase=False, name=None)``: ``lr0 * decay_rate ** (step / decay_steps)`` (the exponent
-    floored when ``staircase``)."""
+class _RateDecay(_Formula):
+    """The schedules of ``(initial_learning_rate, decay_steps, decay_rate, staircase=False,
+    name=None)``: a formula ``_decayed(p)`` of ``p = step / decay_steps`` (floored when
+    ``staircase``)."""
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
-        _positive("ExponentialDecay", decay_steps=decay_steps)
+        _positive(type(self).__name__, decay_steps=decay_steps)
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps = decay_steps
         self.decay_rate = decay_rate
@@ -99,11 +94,20 @@ class ExponentialDecay(_Formula):
         p = s / self.decay_steps
         if self.staircase:
             p = math.floor(p)
-        return float(self.initial_learning_rate) * float(self.decay_rate) ** p
+        return self._decayed(p)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
                 "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+
+
+class ExponentialDecay(_RateDecay):
+    """Mirrors ``ExponentialDecay(initial_learning_rate, decay_steps, decay_rate,
+    staircase=False, name=None)``: ``lr0 * decay_rate ** (step / decay_steps)`` (the exponent
+    floored when ``staircase``)."""
+
+    def _decayed(self, p):
+        return float(self.initial_learning_rate) * float(self.decay_rate) ** p
 
 
 class PiecewiseConstantDecay(_Formula):
@@ -132,28 +136,13 @@ class PiecewiseConstantDecay(_Formula):
         return {"boundaries": list(self.boundaries), "values": list(self.values), "name": self.name}
 
 
-class InverseTimeDecay(_Formula):
+class InverseTimeDecay(_RateDecay):
     """Mirrors ``InverseTimeDecay(initial_learning_rate, decay_steps, decay_rate,
     staircase=False, name=None)``: ``lr0 / (1 + decay_rate * step / decay_steps)`` (the ratio
     floored when ``staircase``)."""
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
-        _positive("InverseTimeDecay", decay_steps=decay_steps)
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-
-    def _rate(self, s):
-        p = s / self.decay_steps
-        if self.staircase:
-            p = math.floor(p)
+    def _decayed(self, p):
         return float(self.initial_learning_rate) / (1.0 + float(self.decay_rate) * p)
-
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
 
 
 class PolynomialDecay(_Formula):
@@ -275,20 +264,19 @@ _BY_NAME = {c.__name__: c for c in (ExponentialDecay, PiecewiseConstantDecay, In
 
 
 def serialize(schedule):
-    """``{"class_name": ..., "config": ...}`` of a schedule (``schedules.serialize``)."""
+    """``{"class_name": ..., "config": ...}`` of a schedule (its registered name, if it has
+    one); mirrors ``tf.keras.optimizers.schedules.serialize``."""
     if not isinstance(schedule, LearningRateSchedule):
         raise TypeError(f"schedules.serialize: expected a LearningRateSchedule, got "
                         f"{type(schedule).__name__}")
-    return {"class_name": type(schedule).__name__, "config": schedule.get_config()}
+    return serialize_keras_object(schedule)
 
 
 def deserialize(config, custom_objects=None):
-    """The schedule described by ``serialize``'s dict (``schedules.deserialize``)."""
+    """The schedule described by ``serialize``'s dict, found in ``custom_objects``, the
+    registered and scoped custom objects, then the built-in schedules; mirrors
+    ``tf.keras.optimizers.schedules.deserialize`` ("Unknown decay: <name>")."""
     if not isinstance(config, dict) or "class_name" not in config:
         raise ValueError(f"schedules.deserialize: expected {{'class_name', 'config'}}, got {config!r}")
-    name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name)
-    if cls is None:
-        raise ValueError(f"schedules.deserialize: unknown schedule {name!r}; known: "
-                         f"{sorted(_BY_NAME)} (pass custom_objects for your own)")
-    return cls.from_config(dict(config.get("config", {})))
+    return deserialize_keras_object(config, module_objects=_BY_NAME,
+                                    custom_objects=custom_objects, printable_module_name="decay")

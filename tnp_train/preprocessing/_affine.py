@@ -131,13 +131,20 @@ def apply_affine_transform(x, theta=0, tx=0, ty=0, shear=0, zx=1, zy=1, row_axis
     return np.rollaxis(x, 0, channel_axis + 1)
 
 
+def _transformed(x, args, **transform):
+    """``apply_affine_transform(x, **transform)`` with the axes and filling of a ``random_*``
+    function (``args``: its ``locals()``)."""
+    return apply_affine_transform(x, row_axis=args["row_axis"], col_axis=args["col_axis"],
+                                  channel_axis=args["channel_axis"], fill_mode=args["fill_mode"],
+                                  cval=args["cval"], order=args["interpolation_order"],
+                                  **transform)
+
+
 def random_rotation(x, rg, row_axis=1, col_axis=2, channel_axis=0, fill_mode="nearest",
                     cval=0.0, interpolation_order=1):
     """A rotation by a uniform angle in ``[-rg, rg]`` degrees (NumPy's global generator)."""
     theta = np.random.uniform(-rg, rg)
-    return apply_affine_transform(x, theta=theta, row_axis=row_axis, col_axis=col_axis,
-                                  channel_axis=channel_axis, fill_mode=fill_mode, cval=cval,
-                                  order=interpolation_order)
+    return _transformed(x, locals(), theta=theta)
 
 
 def random_shift(x, wrg, hrg, row_axis=1, col_axis=2, channel_axis=0, fill_mode="nearest",
@@ -146,18 +153,14 @@ def random_shift(x, wrg, hrg, row_axis=1, col_axis=2, channel_axis=0, fill_mode=
     h, w = x.shape[row_axis], x.shape[col_axis]
     tx = np.random.uniform(-hrg, hrg) * h
     ty = np.random.uniform(-wrg, wrg) * w
-    return apply_affine_transform(x, tx=tx, ty=ty, row_axis=row_axis, col_axis=col_axis,
-                                  channel_axis=channel_axis, fill_mode=fill_mode, cval=cval,
-                                  order=interpolation_order)
+    return _transformed(x, locals(), tx=tx, ty=ty)
 
 
 def random_shear(x, intensity, row_axis=1, col_axis=2, channel_axis=0, fill_mode="nearest",
                  cval=0.0, interpolation_order=1):
     """A shear by a uniform angle in ``[-intensity, intensity]`` degrees."""
     shear = np.random.uniform(-intensity, intensity)
-    return apply_affine_transform(x, shear=shear, row_axis=row_axis, col_axis=col_axis,
-                                  channel_axis=channel_axis, fill_mode=fill_mode, cval=cval,
-                                  order=interpolation_order)
+    return _transformed(x, locals(), shear=shear)
 
 
 def random_zoom(x, zoom_range, row_axis=1, col_axis=2, channel_axis=0, fill_mode="nearest",
@@ -170,9 +173,7 @@ def random_zoom(x, zoom_range, row_axis=1, col_axis=2, channel_axis=0, fill_mode
         zx, zy = 1, 1
     else:
         zx, zy = np.random.uniform(zoom_range[0], zoom_range[1], 2)
-    return apply_affine_transform(x, zx=zx, zy=zy, row_axis=row_axis, col_axis=col_axis,
-                                  channel_axis=channel_axis, fill_mode=fill_mode, cval=cval,
-                                  order=interpolation_order)
+    return _transformed(x, locals(), zx=zx, zy=zy)
 
 
 def apply_channel_shift(x, intensity, channel_axis=0):

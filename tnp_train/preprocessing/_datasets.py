@@ -166,6 +166,26 @@ def _decode(path, num_channels, image_size, interpolation):
     return out if out.dtype == np.float32 else out.astype("float32")
 
 
+def _files_and_labels(directory, labels, label_mode, class_names, formats, shuffle, seed,
+                      validation_split, subset, follow_links):
+    """What the ``*_dataset_from_directory`` functions share once their own arguments are
+    checked: ``(paths, labels, label_mode, class_names, seed)`` of the files with an extension
+    in ``formats`` (the ``subset`` of them), the seed drawn when not given."""
+    if labels is None or label_mode is None:
+        labels, label_mode = None, None
+    _check_split_args(validation_split, subset, shuffle, seed)
+    if seed is None:
+        seed = np.random.randint(1e6)
+    paths, labels, class_names = _index_directory(directory, labels, formats,
+                                                  class_names=class_names, shuffle=shuffle,
+                                                  seed=seed, follow_links=follow_links)
+    if label_mode == "binary" and len(class_names) != 2:
+        raise ValueError(f'When passing `label_mode="binary", there must exactly 2 classes. '
+                         f'Found the following classes: {class_names}')
+    paths, labels = _split(paths, labels, validation_split, subset)
+    return paths, labels, label_mode, class_names, seed
+
+
 def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
                                  class_names=None, color_mode="rgb", batch_size=32,
                                  image_size=(256, 256), shuffle=True, seed=None,
@@ -178,8 +198,6 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     a colour file may differ from TF's by one level)."""
     from ..layers.experimental.preprocessing._resize import RESIZE_METHODS
     _check_labels(labels, label_mode, class_names, "image")
-    if labels is None or label_mode is None:
-        labels, label_mode = None, None
     channels = {"rgb": 3, "rgba": 4, "grayscale": 1}.get(color_mode)
     if channels is None:
         raise ValueError(f'`color_mode` must be one of {{"rgb", "rgba", "grayscale"}}. '
@@ -187,16 +205,9 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     if interpolation not in RESIZE_METHODS:
         raise NotImplementedError(f"Value not recognized for `interpolation`: {interpolation}. "
                                   f"Supported values are: {RESIZE_METHODS}")
-    _check_split_args(validation_split, subset, shuffle, seed)
-    if seed is None:
-        seed = np.random.randint(1e6)
-    paths, labels, class_names = _index_directory(directory, labels, _IMAGE_FORMATS,
-                                                  class_names=class_names, shuffle=shuffle,
-                                                  seed=seed, follow_links=follow_links)
-    if label_mode == "binary" and len(class_names) != 2:
-        raise ValueError(f'When passing `label_mode="binary", there must exactly 2 classes. '
-                         f'Found the following classes: {class_names}')
-    paths, labels = _split(paths, labels, validation_split, subset)
+    paths, labels, label_mode, class_names, seed = _files_and_labels(
+        directory, labels, label_mode, class_names, _IMAGE_FORMATS, shuffle, seed,
+        validation_split, subset, follow_links)
     Dataset = _dataset()
     size = tuple(image_size)
     ds = Dataset.from_tensor_slices(np.arange(len(paths), dtype=np.int64)).map(
@@ -215,18 +226,9 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
     (``tf.keras.preprocessing.text_dataset_from_directory``, TF 2.4): each text a bytes
     scalar (its first ``max_length`` bytes); ``class_names`` on the result."""
     _check_labels(labels, label_mode, class_names, "text")
-    if labels is None or label_mode is None:
-        labels, label_mode = None, None
-    _check_split_args(validation_split, subset, shuffle, seed)
-    if seed is None:
-        seed = np.random.randint(1e6)
-    paths, labels, class_names = _index_directory(directory, labels, (".txt",),
-                                                  class_names=class_names, shuffle=shuffle,
-                                                  seed=seed, follow_links=follow_links)
-    if label_mode == "binary" and len(class_names) != 2:
-        raise ValueError(f'When passing `label_mode="binary", there must exactly 2 classes. '
-                         f'Found the following classes: {class_names}')
-    paths, labels = _split(paths, labels, validation_split, subset)
+    paths, labels, label_mode, class_names, seed = _files_and_labels(
+        directory, labels, label_mode, class_names, (".txt",), shuffle, seed, validation_split,
+        subset, follow_links)
     Dataset = _dataset()
 
     def read(i):

@@ -10,6 +10,7 @@ span queued (plus any idle gap on that stream in between).
 """
 from __future__ import annotations
 
+import tnp
 from tnp import extend as _ext
 
 __all__ = ["GpuTracer", "gpu_tracer"]
@@ -19,14 +20,12 @@ _TID_BASE = 1000
 
 
 def gpu_tracer(recorder_now_us, max_events):
-    """A :class:`GpuTracer` when CuPy is installed and sees a GPU, else None."""
-    try:
-        import cupy
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return None
-    except Exception:  # noqa: BLE001 - no CuPy, no driver, no device: no device tracing
+    """A :class:`GpuTracer` when tnp sees a GPU (CuPy installed, a CUDA device), else None."""
+    # listing the devices starts tnp's GPU backend when there is one (no CuPy, no driver, no
+    # device: only the CPU, and no device tracing)
+    if not any(d.is_gpu for d in tnp.__array_namespace_info__().devices()):
         return None
-    return GpuTracer(cupy, recorder_now_us, max_events)
+    return GpuTracer(_ext.cupy(), recorder_now_us, max_events)
 
 
 class GpuTracer:

@@ -11,8 +11,10 @@ import math
 import numpy as _np
 
 import tnp
+from tnp.extend import is_floating
 
-from ..utils.serialization import class_config, get_object, lookup_config
+from ..utils.config_object import ConfigObject
+from ..utils.serialization import deserialize_keras_object, get_object, serialize_keras_object
 
 __all__ = ["Regularizer", "L1", "L2", "L1L2", "OrthogonalRegularizer", "l1", "l2", "l1_l2",
            "orthogonal_regularizer", "get", "serialize", "deserialize"]
@@ -30,26 +32,15 @@ def _coef(who, name, value):
 
 def _arr(x):
     x = x if isinstance(x, tnp.ndarray) else tnp.asarray(x)
-    return x if x.dtype.kind == "f" or x.dtype.name == "bfloat16" else x.astype("float32")
+    return x if is_floating(x.dtype) else x.astype("float32")
 
 
-class Regularizer:
+class Regularizer(ConfigObject):
     """Base class (``tf.keras.regularizers.Regularizer``): ``__call__(x)`` returns a scalar
     penalty; ``get_config``/``from_config`` round-trip the constructor arguments."""
 
     def __call__(self, x):
         return tnp.asarray(0.0, dtype=_arr(x).dtype)
-
-    def get_config(self):
-        return {}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
-        return f"{type(self).__name__}({args})"
 
 
 class L1L2(Regularizer):
@@ -149,16 +140,21 @@ _BY_NAME = {"L1": L1, "L2": L2, "L1L2": L1L2, "OrthogonalRegularizer": Orthogona
 
 
 def serialize(regularizer):
-    """``{"class_name": ..., "config": ...}`` (``tf.keras.regularizers.serialize``)."""
-    return class_config(regularizer, "regularizers")
+    """``{"class_name": ..., "config": ...}`` (its registered name, if it has one); mirrors
+    ``tf.keras.regularizers.serialize``."""
+    return serialize_keras_object(regularizer)
 
 
 def deserialize(config, custom_objects=None):
-    """A regularizer from a name or a ``serialize`` dict (``tf.keras.regularizers.deserialize``)."""
-    cls, kwargs = lookup_config(config, _BY_NAME, custom_objects, "regularizers", "regularizer")
-    if isinstance(cls, type) and hasattr(cls, "from_config"):
-        return cls.from_config(kwargs)
-    return cls(**kwargs)
+    """A regularizer from a name or a ``serialize`` dict, found in ``custom_objects``, the
+    registered and scoped custom objects, then the built-in regularizers; mirrors
+    ``tf.keras.regularizers.deserialize``."""
+    if config == "l1_l2":
+        # as TF: the name means l1_l2()'s defaults (0.01, 0.01), not L1L2's (0, 0)
+        return l1_l2()
+    return deserialize_keras_object(config, module_objects=_BY_NAME,
+                                    custom_objects=custom_objects,
+                                    printable_module_name="regularizer")
 
 
 def get(identifier):

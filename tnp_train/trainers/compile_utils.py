@@ -10,10 +10,11 @@ import threading
 import numpy as _np
 
 import tnp
-from tnp.extend import backend_array as _backend, device_of as _device_of, wrap as _wrap
+from tnp.extend import (
+    backend_array as _backend, device_of as _device_of, is_floating as _is_floating, wrap as _wrap,
+)
 
 from .. import losses as _losses
-from ..activations import is_floating as _is_floating
 from ..utils.lazy import LazyModule
 
 _metrics = LazyModule("tnp_train.metrics")   # metrics sit beside the trainers

@@ -19,11 +19,12 @@ import operator
 import numpy as _np
 
 import tnp
+from tnp.extend import is_floating
 
 from ..distribute.values import PerReplica
-from ..layers.keras_tensor import flatten, pack_like
 from ..utils.data_utils import Sequence as _KerasSequence
 from ..utils.random import get_rng
+from ..utils.tree import flatten, pack_sequence_as
 
 __all__ = ["unpack_x_y_sample_weight", "pack_x_y_sample_weight", "DataHandler",
            "train_validation_split", "check_count", "check_fraction", "check_class_weight"]
@@ -162,8 +163,8 @@ def train_validation_split(arrays, validation_split):
                          f"it into a validation and training set as specified by "
                          f"`validation_split={validation_split}`.")
     flat = flatten(arrays)
-    train = pack_like(arrays, [None if a is None else a[:split] for a in flat])
-    val = pack_like(arrays, [None if a is None else a[split:] for a in flat])
+    train = pack_sequence_as(arrays, [None if a is None else a[:split] for a in flat])
+    val = pack_sequence_as(arrays, [None if a is None else a[split:] for a in flat])
     return train, val
 
 
@@ -210,9 +211,6 @@ class DataHandler:
             elif _is_distributed(x):
                 self._dist = None            # the user distributed it already
             self._source = x
-            if not self._reiterable and steps_per_epoch is None and not for_predict:
-                # a one-shot generator: the whole of it is one epoch
-                pass
             self._n = None
             self.batch_size = None
             return
@@ -269,7 +267,7 @@ class DataHandler:
             sw = sw if isinstance(sw, tnp.ndarray) else tnp.asarray(sw, device=y.device)
             if sw.ndim > 1:
                 w = tnp.reshape(w, (-1,) + (1,) * (sw.ndim - 1))
-            w = w.astype(sw.dtype) * sw if sw.dtype.kind == "f" else w * sw.astype(w.dtype)
+            w = w.astype(sw.dtype) * sw if is_floating(sw.dtype) else w * sw.astype(w.dtype)
         return (x, y, w)
 
     def _class_weight_table(self, device, n):
@@ -410,4 +408,4 @@ class DataHandler:
         if device is not None:
             leaves = [a if a is None or a.device == device else a.to_device(device)
                       for a in leaves]
-        return self._weights_for(pack_like(self._data, leaves))
+        return self._weights_for(pack_sequence_as(self._data, leaves))

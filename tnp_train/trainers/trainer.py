@@ -22,8 +22,8 @@ from ..utils.lazy import LazyModule
 _metrics = LazyModule("tnp_train.metrics")   # metrics sit beside the trainers
 from .. import optimizers as _optimizers
 from ..autodiff import GradientTape, Variable
-from ..layers.keras_tensor import flatten, pack_like
 from ..utils import tracing as _tracing
+from ..utils.tree import flatten, pack_sequence_as
 from . import distributed as _dist
 from .compile_utils import LossesContainer, MetricsContainer
 from .data_adapter import (DataHandler, check_count, check_fraction, train_validation_split,
@@ -40,7 +40,7 @@ def _concat(batches):
     first = batches[0]
     flat = [flatten(b) for b in batches]
     leaves = [tnp.concatenate([f[i] for f in flat], axis=0) for i in range(len(flat[0]))]
-    return pack_like(first, leaves)
+    return pack_sequence_as(first, leaves)
 
 
 class Trainer:

@@ -81,3 +81,28 @@ def test_assign_after_recording_is_caught_by_the_tape():
     v.assign([0.0, 0.0])
     with pytest.raises(RuntimeError, match="modified in place"):
         tape.gradient(y, v)
+
+
+def test_shape_is_checked_against_the_initial_value_as_tf_does():
+    # TF 2.4 (ResourceVariable._init_from_args): ValueError "The initial value's shape (...) is
+    # not compatible with the explicitly supplied `shape` argument (...)"; None dims match any
+    assert tt.Variable(np.zeros((2, 3)), shape=(2, 3)).shape == (2, 3)
+    assert tt.Variable(np.zeros((2, 3)), shape=[None, 3]).shape == (2, 3)
+    assert tt.Variable(np.zeros(4), shape=4).shape == (4,)           # an int is one dimension
+    assert tt.Variable(1.0, shape=()).shape == ()
+    for bad in [(3, 2), (2,), (2, 3, 1), [None, 4], 6]:
+        with pytest.raises(ValueError, match=r"initial value's shape \(2, 3\) is not compatible "
+                                             r"with the explicitly supplied `shape`"):
+            tt.Variable(np.zeros((2, 3)), shape=bad)
+    with pytest.raises(ValueError, match="dimension -1 must be >= 0"):
+        tt.Variable(np.zeros(2), shape=[-1])
+    with pytest.raises(TypeError, match="ints and None"):
+        tt.Variable(np.zeros(2), shape=[2.0])
+
+
+def test_a_declared_unknown_dimension_does_not_let_assign_change_the_shape():
+    v = tt.Variable(np.zeros(2), shape=[None])     # TF would take any length here
+    with pytest.raises(ValueError, match=r"cannot assign a value of shape \(3,\)"):
+        v.assign(np.ones(3))
+    v.assign(np.ones(2))
+    np.testing.assert_array_equal(v.numpy(), [1.0, 1.0])

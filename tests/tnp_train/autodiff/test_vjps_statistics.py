@@ -303,6 +303,17 @@ def test_nan_order_statistics():
     np.testing.assert_allclose(g.sum(axis=1), 1.0)
 
 
+def test_nan_order_statistics_of_bfloat16():
+    # bfloat16 (NumPy kind 'V') is floating: its NaNs are skipped as float32's are. The median
+    # of [1, 3, 2] is the element 2, so the whole gradient goes there (NumPy reference: the
+    # float32 computation)
+    x = np.array([1.0, np.nan, 3.0, 2.0])
+    g16 = grad_of(lambda a: tnp.nanmedian(a), tnp.asarray(x.astype(tnp.bfloat16)))
+    g32 = grad_of(lambda a: tnp.nanmedian(a), tnp.asarray(x.astype(np.float32)))
+    np.testing.assert_array_equal(np.asarray(g16, dtype=np.float32), [0, 0, 0, 1])
+    np.testing.assert_array_equal(np.asarray(g32), [0, 0, 0, 1])
+
+
 def test_weighted_inverted_cdf_quantile():
     a, w = arr((3, 6), 25), tnp.asarray([1.0, 2.0, 0.5, 1.0, 3.0, 1.0])
     check_grads(lambda a: sq(tnp.quantile(a, [0.2, 0.6], axis=1, weights=w,

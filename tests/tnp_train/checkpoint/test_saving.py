@@ -1,4 +1,5 @@
-"""Model saving: save_weights/load_weights and save_model/load_model (tnp_train.checkpoint.saving)."""
+"""Model saving: save_weights/load_weights and save_model (tnp_train.checkpoint.saving), load_model
+(tnp_train.models, reading through checkpoint.saving.read_model/restore_model)."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ import tnp
 import tnp_train as tt
 import tnp_train.train  # noqa: F401
 from tnp_train.checkpoint import CheckpointFormatError, saving
+from tnp_train.models import load_model
 
 X = np.random.default_rng(0).standard_normal((6, 5)).astype(np.float32)
 Y = np.random.default_rng(1).standard_normal((6, 2)).astype(np.float32)
@@ -128,7 +130,7 @@ def test_save_model_layout_and_round_trip(tmp_path):
     assert set(cfg) == {"format_version", "class_name", "config", "compile_config",
                         "tnp_train_version"}
     assert cfg["class_name"] == "Sequential" and cfg["compile_config"]["loss"] == "mse"
-    m2 = saving.load_model(path)
+    m2 = load_model(path)
     assert type(m2) is tt.Sequential and m2.optimizer is not None
     assert _bits(m.weights) == _bits(m2.weights)
     assert int(m2.optimizer.iterations.numpy()) == 2
@@ -147,7 +149,7 @@ def test_save_model_without_optimizer(tmp_path):
     assert json.load(open(os.path.join(path, "config.json")))["compile_config"] is None
     assert not any(k.startswith("optimizer/") for k, _ in tt.train.list_variables(
         os.path.join(path, "weights.ckpt")))
-    m2 = saving.load_model(path)
+    m2 = load_model(path)
     assert m2.optimizer is None and _bits(m2.weights) == _bits(m.weights)
 
 
@@ -166,10 +168,10 @@ def test_save_model_replaces_atomically(tmp_path, monkeypatch):
         saving.save_model(second, path)
     monkeypatch.undo()
     assert sorted(os.listdir(tmp_path)) == ["m"]          # no temporary left, old model intact
-    assert _bits(saving.load_model(path).weights) == _bits(first.weights)
+    assert _bits(load_model(path).weights) == _bits(first.weights)
     saving.save_model(second, path)
     assert sorted(os.listdir(tmp_path)) == ["m"]
-    assert _bits(saving.load_model(path).weights) == _bits(second.weights)
+    assert _bits(load_model(path).weights) == _bits(second.weights)
     assert saving.load_weights(_seq(), path)               # a model directory for load_weights
 
 
@@ -179,8 +181,8 @@ def test_subclassed_model_loads_lazily(tmp_path):
     path = str(tmp_path / "net")
     net.save(path)
     with pytest.raises(ValueError, match="Net"):
-        saving.load_model(path)                            # Net is unknown without custom_objects
-    net2 = saving.load_model(path, custom_objects={"Net": Net})
+        load_model(path)                   # Net is unknown without custom_objects
+    net2 = load_model(path, custom_objects={"Net": Net})
     assert not net2.built
     np.testing.assert_array_equal(net2(X).numpy(), net(X).numpy())   # weights applied at build
     assert _bits(net2.weights) == _bits(net.weights)
@@ -191,18 +193,18 @@ def test_load_model_errors(tmp_path):
     path = str(tmp_path / "m")
     saving.save_model(m, path)
     with pytest.raises(ValueError, match="is a file"):
-        saving.load_model(os.path.join(path, "weights.ckpt"))
+        load_model(os.path.join(path, "weights.ckpt"))
     with pytest.raises(FileNotFoundError, match="no saved model"):
-        saving.load_model(str(tmp_path / "missing"))
+        load_model(str(tmp_path / "missing"))
     cfg_path = os.path.join(path, "config.json")
     cfg = json.load(open(cfg_path))
     cfg["format_version"] = 99
     json.dump(cfg, open(cfg_path, "w"))
     with pytest.raises(CheckpointFormatError, match="format version 99"):
-        saving.load_model(path)
+        load_model(path)
     open(cfg_path, "w").write("{not json")
     with pytest.raises(CheckpointFormatError, match="config.json"):
-        saving.load_model(path)
+        load_model(path)
 
 
 def test_bfloat16_model_weights(tmp_path):

@@ -79,6 +79,14 @@ def test_dtypes_float_ids_and_mixed_precision():
     assert g.dtype == np.float32 and np.asarray(g)[3].tolist() == [2.0, 2.0, 2.0]
 
 
+def test_bfloat16_ids_are_cast_like_float_ids():
+    # Keras casts any non-int32/int64 ids (bfloat16 is floating, kind 'V' for NumPy) to int32
+    layer = Embedding(10, 3)
+    ids = np.array([[1.0, 9.0]])
+    np.testing.assert_array_equal(np.asarray(layer(tnp.asarray(ids.astype(tnp.bfloat16)))),
+                                  layer.embeddings.numpy()[[[1, 9]]])
+
+
 def test_output_shape_and_config_round_trip():
     layer = Embedding(7, 4, mask_zero=True, input_length=5, embeddings_initializer="glorot_uniform")
     assert layer.compute_output_shape((None, 5)) == (None, 5, 4)

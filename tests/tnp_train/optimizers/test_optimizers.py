@@ -428,11 +428,11 @@ def test_config_with_a_schedule():
 
 
 def test_get_rejects_unknown_identifiers():
-    with pytest.raises(ValueError, match="unknown optimizer"):
+    with pytest.raises(ValueError, match="Unknown optimizer"):
         tt.optimizers.get("adamm")
     with pytest.raises(ValueError, match="Could not interpret"):
         tt.optimizers.get(3)
-    with pytest.raises(ValueError, match="unknown optimizer"):
+    with pytest.raises(ValueError, match="Unknown optimizer"):
         tt.optimizers.deserialize({"class_name": "Nope", "config": {}})
 
 

@@ -150,7 +150,7 @@ def test_errors_and_custom_schedules():
         S.PiecewiseConstantDecay([2, 1], [0.1, 0.2, 0.3])
     with pytest.raises(ValueError, match="decay_steps"):
         S.ExponentialDecay(0.1, 0, 0.5)
-    with pytest.raises(ValueError, match="unknown schedule"):
+    with pytest.raises(ValueError, match="Unknown decay"):
         S.deserialize({"class_name": "Nope", "config": {}})
     with pytest.raises(TypeError):
         S.serialize(lambda step: 0.1)

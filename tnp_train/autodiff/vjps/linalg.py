@@ -36,6 +36,7 @@ import string
 import numpy as _np
 
 import tnp
+from tnp.extend import is_inexact
 
 from ..registry import (VJPS, defvjp, defvjp_argnum, get_rule, no_array_output, nondifferentiable,
                         section)
@@ -53,7 +54,7 @@ def _is_complex(x):
 
 def _real_dtype(x):
     d = _np.dtype(getattr(x, "dtype", _np.float64))
-    if not _np.issubdtype(d, _np.inexact):
+    if not is_inexact(d):
         return _np.dtype(_np.float64)
     return _np.empty(0, d).real.dtype
 
@@ -128,7 +129,7 @@ def vjp_of(fn, args, argnums, gs):
         srcs.append(x)
     with GradientTape() as t:
         for x in srcs:
-            if isinstance(x, tnp.ndarray) and _np.issubdtype(x.dtype, _np.inexact):
+            if isinstance(x, tnp.ndarray) and is_inexact(x.dtype):
                 t.watch(x)
         out = fn(*args)
     outs = out if isinstance(out, (list, tuple)) else [out]
@@ -954,7 +955,7 @@ def _multi_dot_forward(arrays):
 def _multi_dot_vjp(ans, arrays, out=None):
     def vjp(g):
         idx = [(0, j) for j, x in enumerate(arrays)
-               if isinstance(x, tnp.ndarray) and _np.issubdtype(x.dtype, _np.inexact)]
+               if isinstance(x, tnp.ndarray) and is_inexact(x.dtype)]
         gs = vjp_of(lambda arrs: _multi_dot_forward(arrs), (list(arrays),), idx, g)
         res = [None] * len(arrays)
         for (_, j), gj in zip(idx, gs):

@@ -458,10 +458,6 @@ def _pad_pairs(x, ndim):
     return [tuple(int(v) for v in p) for p in _np.broadcast_to(a, (ndim, 2))]
 
 
-def _pad_center(pw, shape):
-    return tuple(slice(b, b + n) for (b, _), n in zip(pw, shape))
-
-
 def _stat_weights(z, axis, first, length, mode):
     """Weights of the window elements in the statistic that fills one side of the padding
     along ``axis`` (``first``: the window at the start); shape of ``z`` with ``axis`` cut to

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp.extend import backend_array as _backend, unwrap, wrap
+from tnp.extend import backend_array as _backend, is_inexact, unwrap, wrap
 
 from ..registry import defvjp, nondifferentiable, section
 
@@ -76,7 +76,7 @@ def _balanced(ans, x, y, mine):
         # on the CPU, skip the split when there is no tie (reading ``any`` is free there); on a
         # device, always split rather than wait for a device-to-host read of ``any``
         if type(a) is not _np.ndarray or ties.any():
-            dt = g.dtype if _np.issubdtype(g.dtype, _np.inexact) else a.dtype
+            dt = g.dtype if is_inexact(g.dtype) else a.dtype
             win = _np.where(ties, dt.type(0.5), win.astype(dt))
         return g * wrap(win, ans.device)  # a boolean mask: one pass, g's dtype
     return vjp
@@ -596,8 +596,7 @@ def _gradient_adjoint(g, ax, n, spacing, edge_order):
         dk = d[k + 2]
         if not dk.any():
             continue
-        u = g * _on(dk.reshape(bshape), g, dtype=g.dtype if _np.issubdtype(g.dtype, _np.inexact)
-                    else None)
+        u = g * _on(dk.reshape(bshape), g, dtype=g.dtype if is_inexact(g.dtype) else None)
         if k != 0:     # gx[j] += u[j - k]
             u = untake(u[_along(ax, slice(max(0, -k), n - max(0, k)), g.ndim)],
                        _along(ax, slice(max(0, k), n - max(0, -k)), g.ndim), shape)

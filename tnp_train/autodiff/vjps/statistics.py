@@ -12,6 +12,7 @@ import inspect
 import numpy as _np
 
 import tnp
+from tnp.extend import is_floating, is_inexact
 
 from ..registry import defvjp, nondifferentiable, section
 from .indexing import untake
@@ -225,7 +226,7 @@ def _order_weights(fname, a, q, axis, method, weights, nan):
     ranks = _np.empty(arr.shape, dtype=_np.float64)
     _np.put_along_axis(ranks, order, _np.broadcast_to(_np.arange(n, dtype=_np.float64),
                                                        arr.shape), axis=-1)
-    nanm = _np.isnan(arr) if _np.issubdtype(arr.dtype, _np.inexact) else _np.zeros(arr.shape, bool)
+    nanm = _np.isnan(arr) if is_inexact(arr.dtype) else _np.zeros(arr.shape, bool)
     if nan:
         ranks[nanm] = _np.nan
     kw = {}
@@ -275,7 +276,7 @@ def _order_rule(fname):
         def vjp(g):
             W, qshape, kd = _order_weights(fname, a, p.get("q"), p.get("axis"),
                                            p.get("method"), p.get("weights"), nan)
-            dt = a.dtype if _np.issubdtype(a.dtype, _np.floating) else None
+            dt = a.dtype if is_floating(a.dtype) else None
             r = tnp.reshape(g, qshape + kd) if tuple(g.shape) != qshape + kd else g
             r = r * _on(W, a, dtype=dt)
             return tnp.sum(r, axis=tuple(range(len(qshape)))) if qshape else r
@@ -330,7 +331,7 @@ def _cov_setup(m, y, rowvar, bias, ddof, fweights, aweights):
             fact = wsum - ddof
         else:
             fact = wsum - ddof * (w * aw).sum() / wsum
-        wt = _on(w, X, dtype=X.dtype if _np.issubdtype(X.dtype, _np.floating) else None)
+        wt = _on(w, X, dtype=X.dtype if is_floating(X.dtype) else None)
         avg = tnp.sum(X * wt, axis=1, keepdims=True) / wsum
     return parts, X - avg, wt, float(fact)
 

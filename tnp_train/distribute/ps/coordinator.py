@@ -31,6 +31,7 @@ import numpy as _np
 
 from tnp.extend import is_tnp_array
 
+from ...utils import tree as _tree
 from . import wire
 from .errors import CancelledError, UnavailableError
 from .pickling import dumps, loads
@@ -98,15 +99,13 @@ class RemoteValue:
 
 
 def _to_numpy(x):
+    return _tree.map_structure(_leaf_to_numpy, x)
+
+
+def _leaf_to_numpy(x):
     if is_tnp_array(x):
         a = _np.array(host_array(x), copy=True)
         return a[()] if a.ndim == 0 else a
-    if isinstance(x, dict):
-        return type(x)((k, _to_numpy(v)) for k, v in x.items())
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return type(x)(*[_to_numpy(v) for v in x])
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_numpy(v) for v in x)
     return x
 
 
@@ -531,16 +530,13 @@ class ClusterCoordinator:
     def fetch(self, val):
         """Mirrors ``ClusterCoordinator.fetch(val)``: ``val`` (a nest) with every
         :class:`RemoteValue` replaced by its fetched value."""
+        return _tree.map_structure(self._fetch_leaf, val)
+
+    def _fetch_leaf(self, val):
         if isinstance(val, RemoteValue):
             return val.fetch()
         if isinstance(val, PerWorkerValues) and val._rid is None:
             return tuple(self.fetch(v) for v in val._values)
-        if isinstance(val, dict):
-            return type(val)((k, self.fetch(v)) for k, v in val.items())
-        if isinstance(val, tuple) and hasattr(val, "_fields"):
-            return type(val)(*[self.fetch(v) for v in val])
-        if isinstance(val, (list, tuple)):
-            return type(val)(self.fetch(v) for v in val)
         return val
 
     def create_per_worker_dataset(self, dataset_fn):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp.extend import device_of as _device_of, get_default_device as _default_device
+from tnp.extend import array_module, device_of as _device_of, get_default_device as _default_device
 
 from ...base import Layer
 
@@ -23,8 +23,7 @@ def to_host(x):
     """``x`` (a tnp array, NumPy array, list or scalar) as a NumPy array (a copy only when it
     lives on a GPU)."""
     if isinstance(x, tnp.ndarray):
-        return _np.asarray(x.to_device(tnp.device("cpu")) if _device_of(x).backend.xp is not _np
-                           else x)
+        return _np.asarray(x.to_device(tnp.device("cpu")) if array_module(x) is not _np else x)
     if hasattr(x, "numpy") and not isinstance(x, _np.ndarray):   # a Variable
         return _np.asarray(x.numpy())
     return _np.asarray(x)

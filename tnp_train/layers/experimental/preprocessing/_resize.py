@@ -22,6 +22,7 @@ import math
 import numpy as _np
 
 import tnp
+from tnp.extend import is_floating
 
 __all__ = ["resize", "transform", "RESIZE_METHODS"]
 
@@ -221,7 +222,7 @@ def transform(images, transforms, interpolation="bilinear", fill_mode="reflect",
     dev = images.device
     flat = tnp.reshape(images, (n * h * w, c))
     batch = (_np.arange(n) * h * w)[:, None, None]
-    fill = images.dtype.type(fill_value) if images.dtype.kind == "f" else fill_value
+    fill = images.dtype.type(fill_value) if is_floating(images.dtype) else fill_value
 
     def read(yi, xi):
         ok = (yi >= 0) & (yi < h) & (xi >= 0) & (xi < w) & ~bad

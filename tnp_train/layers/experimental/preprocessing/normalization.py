@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
+from tnp.extend import is_floating
 
 from ._base import PreprocessingLayer
 
@@ -106,7 +107,7 @@ class Normalization(PreprocessingLayer):
 
     # ------------------------------------------------------------------ call
     def call(self, inputs):
-        if inputs.dtype.kind not in "fV":     # integers normalize as floats (TF 2.4 casts)
+        if not is_floating(inputs.dtype):     # integers normalize as floats (TF 2.4 casts)
             inputs = inputs.astype(self.compute_dtype)
         if inputs.ndim == 1:
             inputs = tnp.expand_dims(inputs, 1)
