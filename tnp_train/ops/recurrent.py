@@ -11,7 +11,7 @@ from tnp.extend import wrap
 
 from ..autodiff import custom_gradient
 from ..autodiff.tape import hand_written_backward
-from ..layers._common import work_dtype, device_of as _device_of, on_device
+from ._common import work_dtype, device_of as _device_of, on_device
 
 __all__ = ["fused_rnn"]
 

@@ -59,11 +59,31 @@ def match_dtype_and_rank(y_t, y_p, sw):
     return y_t, y_p, sw
 
 
+class OutputNames(list):
+    """A model's output names (its output layers' names), and the keys of its dict of outputs,
+    which name the same outputs in a dict of losses, metrics or targets (TF 2.4 takes both)."""
+
+    def __init__(self, names, keys=None):
+        super().__init__(names)
+        self.aliases = {k: n for k, n in zip(keys, names) if k != n} if keys else {}
+
+
+def _by_name(spec, output_names):
+    """A dict keyed by output names or by the keys of the model's dict of outputs, keyed by
+    output names."""
+    aliases = getattr(output_names, "aliases", None)
+    if not aliases:
+        return spec
+    return {(aliases[k] if k not in output_names and k in aliases else k): v
+            for k, v in spec.items()}
+
+
 def _per_output(spec, output_names, what):
     """One entry per output from a single value (shared by all outputs), a list with one entry
     per output, or a dict keyed by output name (missing names get None)."""
     n = len(output_names)
     if isinstance(spec, dict):
+        spec = _by_name(spec, output_names)
         unknown = set(spec) - set(output_names)
         if unknown:
             raise ValueError(f"Unknown entries in {what} dictionary: {sorted(unknown)}. Only "
@@ -85,6 +105,7 @@ def _align(values, output_names, what="targets"):
     if values is None:
         return [None] * n
     if isinstance(values, dict):
+        values = _by_name(values, output_names)
         unknown = [k for k in values if k not in output_names]
         if unknown:
             raise ValueError(f"Found unexpected keys {sorted(map(str, unknown))} in the {what} "
@@ -148,7 +169,8 @@ class LossesContainer:
     replicas)."""
 
     def __init__(self, loss, loss_weights=None, output_names=("output",), dtype="float32"):
-        self.output_names = list(output_names)
+        self.output_names = output_names if isinstance(output_names, OutputNames) \
+            else list(output_names)
         n = len(self.output_names)
         self._spec = loss
         if isinstance(loss, (list, tuple)) and n == 1 and len(loss) == 1:
@@ -241,7 +263,8 @@ class MetricsContainer:
     metrics before weighted metrics."""
 
     def __init__(self, metrics=None, weighted_metrics=None, output_names=("output",)):
-        self.output_names = list(output_names)
+        self.output_names = output_names if isinstance(output_names, OutputNames) \
+            else list(output_names)
         self._spec = metrics
         self._weighted_spec = weighted_metrics
         self._built = False

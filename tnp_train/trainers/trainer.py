@@ -9,6 +9,7 @@ hooks, ``evaluate``'s result and ``train_on_batch``'s get Python floats).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 import warnings
 
 import numpy as _np
@@ -25,7 +26,7 @@ from ..autodiff import GradientTape, Variable
 from ..utils import tracing as _tracing
 from ..utils.tree import flatten, pack_sequence_as
 from . import distributed as _dist
-from .compile_utils import LossesContainer, MetricsContainer
+from .compile_utils import LossesContainer, MetricsContainer, OutputNames
 from .data_adapter import (DataHandler, check_count, check_fraction, train_validation_split,
                            unpack_x_y_sample_weight)
 
@@ -136,6 +137,11 @@ class Trainer:
             for t in outs:
                 n = t._node.layer.name
                 names.append(n if n not in names else f"{n}_{len(names)}")
+            nested = getattr(self, "_nested_outputs", None)
+            if isinstance(nested, Mapping) and len(nested) == len(names):
+                # a dict of outputs (flattened in sorted key order): its keys name the outputs
+                # in a dict of losses, metrics or targets too, as in TF
+                return OutputNames(names, sorted(nested))
             return names
         return ["output"]
 
