@@ -71,22 +71,28 @@ def _backend_of(obj, c):
     return c.pyapi.object_getattr_string(obj, "_a")
 
 
-@unbox(TnpArray)
-def _unbox_tnp_array(typ, obj, c):
-    a = _backend_of(obj, c)
-    failed = cgutils.is_null(c.builder, a)
+def _unbox_made(c, typ, made, unbox_made):
+    """Unbox ``made``, a new reference that Python made (NULL with Python's error set), with
+    ``unbox_made(typ, made, c)``, and drop it: the value, or the error."""
+    failed = cgutils.is_null(c.builder, made)
     out = cgutils.alloca_once(c.builder, c.context.get_value_type(typ))
     err = cgutils.alloca_once_value(c.builder, cgutils.true_bit)
     with c.builder.if_else(failed) as (then, otherwise):
         with then:
             c.builder.store(cgutils.get_null_value(out.type.pointee), out)
         with otherwise:
-            nv = c.unbox(typ.as_numpy(), a)
-            # the tnp array (held by the caller for the whole call) keeps ``a`` alive
-            c.pyapi.decref(a)
+            nv = unbox_made(typ, made, c)
+            c.pyapi.decref(made)
             c.builder.store(nv.value, out)
             c.builder.store(nv.is_error, err)
     return NativeValue(c.builder.load(out), is_error=c.builder.load(err))
+
+
+@unbox(TnpArray)
+def _unbox_tnp_array(typ, obj, c):
+    # the NumPy array is dropped once unboxed: the tnp array (held by the caller for the whole
+    # call) keeps it alive
+    return _unbox_made(c, typ, _backend_of(obj, c), lambda t, a, c: c.unbox(t.as_numpy(), a))
 
 
 @box(TnpArray)
@@ -121,18 +127,7 @@ def _install_complex_unboxer():
         fn = c.pyapi.unserialize(c.pyapi.serialize_object(_plain_complex))
         plain = c.pyapi.call_function_objargs(fn, [obj])
         c.pyapi.decref(fn)
-        failed = cgutils.is_null(c.builder, plain)
-        out = cgutils.alloca_once(c.builder, c.context.get_value_type(typ))
-        err = cgutils.alloca_once_value(c.builder, cgutils.true_bit)
-        with c.builder.if_else(failed) as (then, otherwise):
-            with then:
-                c.builder.store(cgutils.get_null_value(out.type.pointee), out)
-            with otherwise:
-                nv = numba_unbox_complex(typ, plain, c)
-                c.pyapi.decref(plain)
-                c.builder.store(nv.value, out)
-                c.builder.store(nv.is_error, err)
-        return NativeValue(c.builder.load(out), is_error=c.builder.load(err))
+        return _unbox_made(c, typ, plain, numba_unbox_complex)
 
     # Numba's registry takes one unboxer per type class and has no public way to wrap one
     _unboxers.functions[types.Complex] = unbox_complex

@@ -21,11 +21,14 @@ PYTHON = [0, -3, 2.5, 0.0, 1j, True, 2**70]
 
 
 def outcome(f):
-    """repr of the result or the exception, and the warnings' messages."""
+    """repr of the result or the exception, and the warnings' messages. A Python complex, which
+    NumPy gives for ``1j * np.float64(2)`` (complex's own multiplication: float64 is a float), is
+    the complex128 of that value that tnp gives (a tnp value: docs/differences.md, Scalars)."""
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         try:
-            res = repr(f())
+            res = f()
+            res = repr(numpy.complex128(res) if type(res) is complex else res)
         except Exception as e:
             res = f"{type(e).__name__}: {e}"
     return res, sorted(str(x.message) for x in w)

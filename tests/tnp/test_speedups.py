@@ -88,3 +88,47 @@ def test_pure_python_fallback_gives_the_same_results():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert "pure ok" in out.stdout
+
+
+@pytest.mark.skipif(not nd.SPEEDUPS, reason="the C base is not built")
+def test_wrap_in_c_is_the_python_wrap():
+    """``wrap``, which every fast path returns through, is a C function in the C build: it gives
+    what the Python definition gives, for every kind of backend result."""
+    import ml_dtypes
+
+    cpu, cpu1 = tnp.device("cpu"), tnp.device("cpu:1")
+    a = np.arange(3.0)
+    cases = [a, a[1:], np.float64(2.5), np.int8(-3), np.bool_(True), np.complex64(1j),
+             np.asarray([1.0], dtype=ml_dtypes.bfloat16)[0], np.str_("s"), np.bytes_(b"b"),
+             np.zeros(1, dtype="i4,f4")[0], np.asarray(2.0), a.view(type("Sub", (np.ndarray,), {})),
+             (a, np.float64(1.0)), [np.int64(1), a], 7, "text", None]
+    for r in cases:
+        for dev in (cpu, cpu1):
+            got, ref = nd.wrap(r, dev), nd._wrap_in_python(r, dev)
+            assert type(got) is type(ref), (r, got, ref)
+            if isinstance(ref, tnp.ndarray):
+                assert got._a is ref._a is r and got.device is ref.device is dev
+            elif isinstance(ref, (tuple, list)):
+                assert [type(x) for x in got] == [type(x) for x in ref]
+                assert all(x._a is y._a for x, y in zip(got, ref) if isinstance(y, tnp.ndarray))
+            else:
+                assert got is ref is r
+    with pytest.raises(TypeError):
+        nd.wrap(a)
+
+
+@pytest.mark.skipif(not nd.SPEEDUPS, reason="the C base is not built")
+def test_bump_version_in_c_counts_what_the_python_one_counts():
+    """Each write through tnp bumps the counter of the buffer's root, shared by its views; the
+    C ``bump_version`` and the Python one count on the same counters."""
+    base = np.arange(12.0)
+    view, view2, other = base[2:], base.reshape(3, 4)[1:], np.zeros(3)
+    counts = []
+    for bump in (nd.bump_version, nd._bump_version_in_python, nd.bump_version):
+        for a in (base, view, view2):
+            bump(a)
+        counts.append((nd.version_of(base), nd.version_of(view2), nd.version_of(other)))
+    assert counts == [(3, 3, 0), (6, 6, 0), (9, 9, 0)]
+    s = np.float64(1.0)
+    nd.bump_version(s)                  # a NumPy scalar has no counter (a tnp scalar is immutable)
+    assert nd.version_of(s) == 0

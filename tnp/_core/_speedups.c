@@ -48,6 +48,7 @@ static PyObject *str_reshape = NULL;
 static PyObject *buffer_refusal = NULL;   /* Python: why an array has no buffer, or None */
 static PyTypeObject *scalar_type = NULL;  /* tnp.Scalar */
 static PyObject *py_wrap_scalarize = NULL; /* ndarray.wrap_scalarize(r, dev): every other result */
+static PyObject *py_wrap_other = NULL;    /* ndarray._wrap_other(r, dev): what wrap() leaves */
 static PyObject *versions = NULL;         /* ndarray._versions: id(root) -> [count, weakref] */
 static PyObject *py_bump_version = NULL;  /* ndarray.bump_version(a): what the C bump cannot do */
 /* NumPy's numeric scalar types (bool, integers, floats, complex, datetime64, timedelta64): results
@@ -230,14 +231,19 @@ wrap_element(PyObject *r, PyObject *a, PyObject *dev)
     return NULL;
 }
 
+/* What x[key] read from host array `a` of `self` (`r`: a new reference, or NULL with the error
+ * set): the element wrapped, the error, or NULL without an error where Python must decide. */
+static inline PyObject *
+read_element(PyObject *self, PyObject *r)
+{
+    return r == NULL ? NULL : wrap_element(r, ((ArrayBase *)self)->a, ((ArrayBase *)self)->dev);
+}
+
 static PyObject *
 base_getitem(PyObject *self, PyObject *key)
 {
     if (fast_ok(self) && simple_key(key)) {
-        PyObject *r = PyObject_GetItem(((ArrayBase *)self)->a, key);
-        if (r == NULL)
-            return NULL;
-        r = wrap_element(r, ((ArrayBase *)self)->a, ((ArrayBase *)self)->dev);
+        PyObject *r = read_element(self, PyObject_GetItem(((ArrayBase *)self)->a, key));
         if (r != NULL || PyErr_Occurred())
             return r;
     }
@@ -317,10 +323,7 @@ static PyObject *
 base_sq_item(PyObject *self, Py_ssize_t i)
 {
     if (fast_ok(self)) {
-        PyObject *r = PySequence_GetItem(((ArrayBase *)self)->a, i);
-        if (r == NULL)
-            return NULL;
-        r = wrap_element(r, ((ArrayBase *)self)->a, ((ArrayBase *)self)->dev);
+        PyObject *r = read_element(self, PySequence_GetItem(((ArrayBase *)self)->a, i));
         if (r != NULL || PyErr_Occurred())
             return r;
     }
@@ -501,6 +504,32 @@ wrap_result(PyObject *r, PyObject *dev)
     return o;
 }
 
+/* wrap(r, dev): ndarray.wrap in C, what every fast path of a call returns through: an exact NumPy
+ * array -> tnp.ndarray, a NumPy numeric scalar -> tnp.Scalar, anything else through the Python
+ * function (_wrap_other). */
+static PyObject *
+wrap_fast(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "wrap(r, dev) takes 2 arguments");
+        return NULL;
+    }
+    PyObject *r = args[0];
+    if (nd_type != NULL && Py_TYPE(r) == np_ndarray) {
+        Py_INCREF(r);
+        return wrap_new(r, args[1]);
+    }
+    if (scalar_type != NULL && is_numeric_type(Py_TYPE(r))) {
+        Py_INCREF(r);
+        return wrap_scalar(r, args[1]);
+    }
+    if (py_wrap_other == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "tnp._speedups: not installed");
+        return NULL;
+    }
+    return PyObject_Vectorcall(py_wrap_other, args, 2, NULL);
+}
+
 /* Call the Python method `name` of type `t` (found in the class dict, as CPython's slot functions
  * do) with `self` and up to two more arguments; NotImplemented when the type has none. */
 static PyObject *
@@ -534,49 +563,42 @@ call_py_method(PyTypeObject *t, PyObject *name, PyObject *self, PyObject *x, PyO
     return r;
 }
 
-/* ---- binary operators */
-enum {OP_ADD, OP_SUB, OP_MUL, OP_TRUEDIV, OP_FLOORDIV, OP_MOD, OP_POW, OP_MATMUL, OP_AND, OP_OR,
-      OP_XOR, OP_LSHIFT, OP_RSHIFT, N_BINOPS};
-static const char *binop_names[N_BINOPS] = {"add", "sub", "mul", "truediv", "floordiv", "mod",
-    "pow", "matmul", "and", "or", "xor", "lshift", "rshift"};
+/* ---- binary operators: one list makes the enum, the Python names, the slot offsets, the
+ * abstract-API functions (Python's own operator) and the slot functions. A row is
+ * X(op, the Python method's name, the PyNumberMethods field, the function); `**` is P's row, its
+ * slots taking the third argument of pow(). */
+static PyObject *number_power(PyObject *a, PyObject *b) { return PyNumber_Power(a, b, Py_None); }
+
+#define FOR_EACH_BINOP(X, P) \
+    X(OP_ADD, add, add, PyNumber_Add) X(OP_SUB, sub, subtract, PyNumber_Subtract) \
+    X(OP_MUL, mul, multiply, PyNumber_Multiply) \
+    X(OP_TRUEDIV, truediv, true_divide, PyNumber_TrueDivide) \
+    X(OP_FLOORDIV, floordiv, floor_divide, PyNumber_FloorDivide) \
+    X(OP_MOD, mod, remainder, PyNumber_Remainder) P(OP_POW, pow, power, number_power) \
+    X(OP_MATMUL, matmul, matrix_multiply, PyNumber_MatrixMultiply) \
+    X(OP_AND, and, and, PyNumber_And) X(OP_OR, or, or, PyNumber_Or) \
+    X(OP_XOR, xor, xor, PyNumber_Xor) X(OP_LSHIFT, lshift, lshift, PyNumber_Lshift) \
+    X(OP_RSHIFT, rshift, rshift, PyNumber_Rshift)
+#define BINOP_ENUM(K, NAME, FIELD, FN) K,
+#define BINOP_NAME(K, NAME, FIELD, FN) #NAME,
+#define BINOP_OFF(K, NAME, FIELD, FN) offsetof(PyNumberMethods, nb_##FIELD),
+#define BINOP_IOFF(K, NAME, FIELD, FN) offsetof(PyNumberMethods, nb_inplace_##FIELD),
+#define BINOP_FN(K, NAME, FIELD, FN) FN,
+#define BINOP_SLOT(K, NAME, FIELD, FN) slot_##NAME,
+#define BINOP_ISLOT(K, NAME, FIELD, FN) islot_##NAME,
+enum {FOR_EACH_BINOP(BINOP_ENUM, BINOP_ENUM) N_BINOPS};
+static const char *binop_names[N_BINOPS] = {FOR_EACH_BINOP(BINOP_NAME, BINOP_NAME)};
 static PyObject *binop_l[N_BINOPS], *binop_r[N_BINOPS], *binop_i[N_BINOPS];   /* "__add__"... */
-static const size_t binop_off[N_BINOPS] = {
-    offsetof(PyNumberMethods, nb_add), offsetof(PyNumberMethods, nb_subtract),
-    offsetof(PyNumberMethods, nb_multiply), offsetof(PyNumberMethods, nb_true_divide),
-    offsetof(PyNumberMethods, nb_floor_divide), offsetof(PyNumberMethods, nb_remainder),
-    offsetof(PyNumberMethods, nb_power), offsetof(PyNumberMethods, nb_matrix_multiply),
-    offsetof(PyNumberMethods, nb_and), offsetof(PyNumberMethods, nb_or),
-    offsetof(PyNumberMethods, nb_xor), offsetof(PyNumberMethods, nb_lshift),
-    offsetof(PyNumberMethods, nb_rshift)};
-static const size_t binop_ioff[N_BINOPS] = {
-    offsetof(PyNumberMethods, nb_inplace_add), offsetof(PyNumberMethods, nb_inplace_subtract),
-    offsetof(PyNumberMethods, nb_inplace_multiply), offsetof(PyNumberMethods, nb_inplace_true_divide),
-    offsetof(PyNumberMethods, nb_inplace_floor_divide), offsetof(PyNumberMethods, nb_inplace_remainder),
-    offsetof(PyNumberMethods, nb_inplace_power), offsetof(PyNumberMethods, nb_inplace_matrix_multiply),
-    offsetof(PyNumberMethods, nb_inplace_and), offsetof(PyNumberMethods, nb_inplace_or),
-    offsetof(PyNumberMethods, nb_inplace_xor), offsetof(PyNumberMethods, nb_inplace_lshift),
-    offsetof(PyNumberMethods, nb_inplace_rshift)};
+static const size_t binop_off[N_BINOPS] = {FOR_EACH_BINOP(BINOP_OFF, BINOP_OFF)};
+static const size_t binop_ioff[N_BINOPS] = {FOR_EACH_BINOP(BINOP_IOFF, BINOP_IOFF)};
+static const binaryfunc number_fn[N_BINOPS] = {FOR_EACH_BINOP(BINOP_FN, BINOP_FN)};
 static void *binop_slot[N_BINOPS];    /* the C slot functions below, by op */
 static void *binop_islot[N_BINOPS];
 
 static PyObject *
 number_op(int k, PyObject *a, PyObject *b)
 {
-    switch (k) {
-    case OP_ADD: return PyNumber_Add(a, b);
-    case OP_SUB: return PyNumber_Subtract(a, b);
-    case OP_MUL: return PyNumber_Multiply(a, b);
-    case OP_TRUEDIV: return PyNumber_TrueDivide(a, b);
-    case OP_FLOORDIV: return PyNumber_FloorDivide(a, b);
-    case OP_MOD: return PyNumber_Remainder(a, b);
-    case OP_POW: return PyNumber_Power(a, b, Py_None);
-    case OP_MATMUL: return PyNumber_MatrixMultiply(a, b);
-    case OP_AND: return PyNumber_And(a, b);
-    case OP_OR: return PyNumber_Or(a, b);
-    case OP_XOR: return PyNumber_Xor(a, b);
-    case OP_LSHIFT: return PyNumber_Lshift(a, b);
-    default: return PyNumber_Rshift(a, b);
-    }
+    return number_fn[k](a, b);
 }
 
 /* `a op b` computed here when both are host values on one device, or one is a host value and the
@@ -603,13 +625,20 @@ fast_binop(int k, PyObject *a, PyObject *b)
     else
         return NULL;
     if (k == OP_MATMUL && (Py_TYPE(pa) != np_ndarray || Py_TYPE(pb) != np_ndarray))
-        return NULL;                   /* matmul of scalars: the ufunc's error, from Python */
+        return NULL;                   /* NumPy's scalars have no `@`: its error, from Python */
     PyObject *r = number_op(k, pa, pb);
     if (r == NULL) {
         PyErr_Clear();
         return NULL;
     }
-    return wrap_result(r, da);
+    if (Py_TYPE(r) == np_ndarray)
+        return wrap_new(r, da);
+    if (is_numeric_type(Py_TYPE(r)))
+        return wrap_scalar(r, da);
+    /* Python's own number (`1j * np.float64(2)` is complex's multiplication, float64 being a
+     * float): the Python path makes it a tnp value */
+    Py_DECREF(r);
+    return NULL;
 }
 
 static inline int
@@ -683,21 +712,11 @@ inplace_binop(int k, PyObject *a, PyObject *b)
     return call_py_method(Py_TYPE(a), binop_i[k], a, b, NULL);
 }
 
-#define BINOP_SLOTS(NAME, K) \
+#define BINOP_SLOTS(K, NAME, FIELD, FN) \
     static PyObject *slot_##NAME(PyObject *a, PyObject *b) { return binop(K, a, b); } \
     static PyObject *islot_##NAME(PyObject *a, PyObject *b) { return inplace_binop(K, a, b); }
-BINOP_SLOTS(add, OP_ADD)
-BINOP_SLOTS(sub, OP_SUB)
-BINOP_SLOTS(mul, OP_MUL)
-BINOP_SLOTS(truediv, OP_TRUEDIV)
-BINOP_SLOTS(floordiv, OP_FLOORDIV)
-BINOP_SLOTS(mod, OP_MOD)
-BINOP_SLOTS(matmul, OP_MATMUL)
-BINOP_SLOTS(and, OP_AND)
-BINOP_SLOTS(or, OP_OR)
-BINOP_SLOTS(xor, OP_XOR)
-BINOP_SLOTS(lshift, OP_LSHIFT)
-BINOP_SLOTS(rshift, OP_RSHIFT)
+#define NO_SLOTS(K, NAME, FIELD, FN)
+FOR_EACH_BINOP(BINOP_SLOTS, NO_SLOTS)
 
 static PyObject *
 slot_pow(PyObject *a, PyObject *b, PyObject *mod)
@@ -947,6 +966,23 @@ bump_host_version(PyObject *a)
     return 0;
 }
 
+/* bump_version(a): ndarray.bump_version in C for a NumPy array; the Python function for anything
+ * else (and for a root whose counter it has not made yet) */
+static PyObject *
+bump_version_fast(PyObject *mod, PyObject *a)
+{
+    if (layout_ok && versions != NULL && np_ndarray != NULL && PyObject_TypeCheck(a, np_ndarray)) {
+        if (bump_host_version(a) < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    if (py_bump_version == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "tnp._speedups: not installed");
+        return NULL;
+    }
+    return PyObject_CallOneArg(py_bump_version, a);
+}
+
 static PyObject *str_setitem = NULL;
 
 static int
@@ -1064,14 +1100,15 @@ slots_patched(PyObject *mod, PyObject *args)
     return PyBool_FromLong(ok);
 }
 
-/* install_scalars(Scalar, numeric_types, wrap_scalarize, versions, bump_version, layout_ok) */
+/* install_scalars(Scalar, numeric_types, wrap_scalarize, versions, bump_version, layout_ok,
+ *                 wrap_other) */
 static PyObject *
 install_scalars(PyObject *mod, PyObject *args)
 {
-    PyObject *st, *types, *wsc, *vers, *bump;
+    PyObject *st, *types, *wsc, *vers, *bump, *wother;
     int lay;
-    if (!PyArg_ParseTuple(args, "OO!OO!Op:install_scalars", &st, &PyTuple_Type, &types, &wsc,
-                          &PyDict_Type, &vers, &bump, &lay))
+    if (!PyArg_ParseTuple(args, "OO!OO!OpO:install_scalars", &st, &PyTuple_Type, &types, &wsc,
+                          &PyDict_Type, &vers, &bump, &lay, &wother))
         return NULL;
     if (!PyType_Check(st) || !PyType_IsSubtype((PyTypeObject *)st, &ArrayBaseType) ||
             PyTuple_GET_SIZE(types) > MAX_NUMERIC) {
@@ -1091,6 +1128,7 @@ install_scalars(PyObject *mod, PyObject *args)
     }
     Py_INCREF(st); Py_XSETREF(scalar_type, (PyTypeObject *)st);
     Py_INCREF(wsc); Py_XSETREF(py_wrap_scalarize, wsc);
+    Py_INCREF(wother); Py_XSETREF(py_wrap_other, wother);
     Py_INCREF(vers); Py_XSETREF(versions, vers);
     Py_INCREF(bump); Py_XSETREF(py_bump_version, bump);
     layout_ok = lay;
@@ -1208,7 +1246,12 @@ static PyMethodDef module_methods[] = {
     {"slots_patched", slots_patched, METH_VARARGS,
      "slots_patched(cls, kind): whether patch_slots(cls, kind) is still in effect"},
     {"install_scalars", install_scalars, METH_VARARGS,
-     "install_scalars(Scalar, numeric_types, wrap_scalarize, versions, bump_version, layout_ok)"},
+     "install_scalars(Scalar, numeric_types, wrap_scalarize, versions, bump_version, layout_ok, "
+     "wrap_other)"},
+    {"wrap", (PyCFunction)(void (*)(void))wrap_fast, METH_FASTCALL,
+     "wrap(r, dev): ndarray.wrap (a backend result as a tnp value on dev), in C"},
+    {"bump_version", bump_version_fast, METH_O,
+     "bump_version(a): ndarray.bump_version (a write into backend array a), in C"},
     {"array_head", array_head, METH_O,
      "array_head(a): (ndim, shape[0], base, dtype, kind) as read from NumPy's struct"},
     {"drop_buffer", drop_buffer, METH_O,
@@ -1228,12 +1271,8 @@ PyInit__speedups(void)
 {
     if (PyType_Ready(&ArrayBaseType) < 0 || PyType_Ready(&ArrayIterType) < 0)
         return NULL;
-    void *slots[N_BINOPS] = {slot_add, slot_sub, slot_mul, slot_truediv, slot_floordiv, slot_mod,
-                             slot_pow, slot_matmul, slot_and, slot_or, slot_xor, slot_lshift,
-                             slot_rshift};
-    void *islots[N_BINOPS] = {islot_add, islot_sub, islot_mul, islot_truediv, islot_floordiv,
-                              islot_mod, islot_pow, islot_matmul, islot_and, islot_or, islot_xor,
-                              islot_lshift, islot_rshift};
+    void *slots[N_BINOPS] = {FOR_EACH_BINOP(BINOP_SLOT, BINOP_SLOT)};
+    void *islots[N_BINOPS] = {FOR_EACH_BINOP(BINOP_ISLOT, BINOP_ISLOT)};
     char buf[32];
     for (int k = 0; k < N_BINOPS; k++) {
         binop_slot[k] = slots[k];

@@ -23,12 +23,12 @@ import warnings
 
 import numpy as _np
 
-from . import state as _state
+from . import operators as _operators, state as _state
 from .listeners import PASS
 from .devices import CPU, get_default_device, device as _to_device
 from .ndarray import (
-    Scalar, _gpu_types, _nda, _new, bump_version, ndarray, wrap, wrap_scalarize,
-    _prefix_error,
+    Scalar, _gpu_types, _nda, bump_version, device_mismatch, ndarray, wrap, wrap_like,
+    wrap_scalarize, _prefix_error,
 )
 
 __all__ = ["FunctionInfo", "REGISTRY", "make_function", "ufunc", "register", "numpy_ufunc_to_tnp",
@@ -81,8 +81,7 @@ class _Ctx:
 
 
 def _mismatch(ctx, d):
-    raise ValueError(f"{ctx.name}: arrays are on different devices ({ctx.dev} and {d}); "
-                     f"move them to one device with .to_device() first")
+    device_mismatch(ctx.name, ctx.dev, d)
 
 
 def _unwrap_top(x, ctx):
@@ -128,6 +127,14 @@ def _move(x, dev):
     return x
 
 
+def _move_input(x, dev):
+    """A ufunc's input on a GPU: as :func:`_move`, and a list or tuple is an array there (CuPy's
+    ufuncs take no lists, NumPy's do)."""
+    x = _move(x, dev)
+    t = type(x)
+    return dev.backend.xp.asarray(x) if t is list or t is tuple else x
+
+
 _missing_on_gpu_warned: set = set()
 
 
@@ -169,11 +176,12 @@ def _loaded_ml_dtypes_for(e):
     return True
 
 
-def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False):
-    """The general path: unwrap everything, choose the device and backend, call, wrap."""
+def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False, inputs=False):
+    """The general path: unwrap everything, choose the device and backend, call, wrap.
+    ``inputs``: the positional arguments are array-likes (a ufunc's inputs)."""
     if _HOOK is not None:
         r = _HOOK(name, args, kwargs, _call, (name, np_fn, resolve, args, kwargs, creation,
-                                               host_ok), {})
+                                               host_ok, inputs), {})
         if r is not PASS:
             return r
     ctx = _Ctx(name)
@@ -213,15 +221,18 @@ def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False):
                 r = _move(r, dev) if not isinstance(r, tuple) else type(r)(_move(x, dev) for x in r)
             else:
                 xp = dev.backend.xp
+                move = _move_input if inputs else _move
                 with xp.cuda.Device(dev.index):
-                    r = fn(*[_move(a, dev) for a in uargs], **{k: _move(v, dev) for k, v in ukw.items()})
+                    r = fn(*[move(a, dev) for a in uargs], **{k: _move(v, dev) for k, v in ukw.items()})
     except Exception as e:
         if _loaded_ml_dtypes_for(e):    # "bfloat16" before ml_dtypes was loaded: once more
-            return _call(name, np_fn, resolve, args, kwargs, creation, host_ok)
+            return _call(name, np_fn, resolve, args, kwargs, creation, host_ok, inputs)
         _prefix_error(e, name)
         raise
     if out is not None:
-        _bump_out(out)
+        _bump_out(out)   # (whatever answered was given the outputs to write)
+        if _answered_by_another_library(r):
+            return r
         if isinstance(out, tuple) and any(o is None for o in out):
             # outputs given as None (``out=(None, o2)``) are the ones NumPy made
             rs = r if isinstance(r, tuple) else (r,)
@@ -230,8 +241,6 @@ def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False):
         else:
             res = out if not (isinstance(out, tuple) and len(out) == 1) else out[0]
     elif ctx.template is not None and not creation:
-        from .ndarray import wrap_like
-
         res = wrap_like(r, dev, ctx.template) if type(r) is _nda or (_gpu_types and type(r) in _gpu_types) \
             else (wrap(r, dev) if dev.kind == "cpu" else wrap_scalarize(r, dev))
     elif ctx.dev is None and isinstance(r, _np.generic) and not creation and dev is CPU:
@@ -248,6 +257,14 @@ def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False):
     return res
 
 
+def _answered_by_another_library(r):
+    """Whether a call given ``out=`` returned what no backend returns there (its outputs, arrays):
+    an ``__array_ufunc__`` of another library's object answered, and NumPy returns its answer."""
+    if isinstance(r, tuple):
+        return not all(isinstance(x, (_nda, *_gpu_types)) for x in r)
+    return not isinstance(r, (_nda, _np.generic, *_gpu_types))
+
+
 def _bump_out(out):
     if isinstance(out, ndarray):
         bump_version(out._a)
@@ -258,6 +275,8 @@ def _bump_out(out):
 
 
 # ---------------------------------------------------------------------------- fast path
+# The fast paths return through ``wrap``, which the C base makes a C function (cheaper than
+# the four lines it stands for, written out in Python).
 def _fast_unwrap(args, kwargs):
     """Backend arguments for the common call on the CPU: exact tnp arrays (or flat lists of
     them) and plain Python values; keyword values hold no arrays. ``None`` means: take the
@@ -387,10 +406,7 @@ def make_function(name, section, numpy_function=None, kind="function", doc_extra
             # the common call in library code: wrap a NumPy array on the (CPU) default device
             if not kwargs and len(args) == 1 and type(args[0]) is _nda and \
                     get_default_device() is CPU:
-                o = _new(ndarray)
-                o._a = args[0]
-                o._dev = CPU
-                return o
+                return wrap(args[0], CPU)
             return _call(name, np_fn, resolve, args, kwargs, creation=True)
     elif creation:
         def f(*args, **kwargs):
@@ -414,13 +430,7 @@ def make_function(name, section, numpy_function=None, kind="function", doc_extra
                         return f(*args, **kwargs)
                     _prefix_error(e, name)
                     raise
-                if type(r) is _nda:
-                    o = _new(ndarray)
-                    o._a = r
-                    o._dev = CPU
-                else:
-                    o = wrap(r, CPU)
-                return o
+                return wrap(r, CPU)
             return _call(name, np_fn, resolve, args, kwargs)
 
     short = name.rsplit(".", 1)[-1]
@@ -492,10 +502,13 @@ class _UfuncImpl:
     """The state and methods behind one tnp ufunc (see :class:`ufunc`)."""
 
     __slots__ = ("_np", "__name__", "_name", "nin", "nout", "nargs", "identity", "signature",
-                 "_public", "__dict__")
+                 "_public", "_kernel", "__dict__")
 
-    def __init__(self, np_ufunc, name=None):
+    def __init__(self, np_ufunc, name=None, kernel=None):
         self._np = np_ufunc
+        # what a call computes on backend values, where it is not the ufunc itself: an
+        # operator's own kernel (``a ** b`` is NumPy's operator, not its power ufunc)
+        self._kernel = kernel
         self._name = name or np_ufunc.__name__
         self.__name__ = self._name
         self.nin = np_ufunc.nin
@@ -526,17 +539,23 @@ class _UfuncImpl:
         ov = ufunc_overrides(args, kwargs)
         if ov:
             return self._override(ov, method, args, kwargs)
-        name = self._name if method == "__call__" else f"{self._name}.{method}"
-        np_m = self._np if method == "__call__" else getattr(self._np, method)
+        call = method == "__call__"
+        name = self._name if call else f"{self._name}.{method}"
+        kernel = self._kernel
+        if call and kernel is not None:
+            # an operator's kernel is Python's operator, which each backend's arrays implement
+            return _call(name, kernel, lambda backend: kernel, args, kwargs, inputs=True)
+        np_m = self._np if call else getattr(self._np, method)
         uname = self._name
 
         def resolve(backend):
             f = getattr(backend.xp, uname, None)
             if f is None:
                 return None
-            return f if method == "__call__" else getattr(f, method, None)
+            return f if call else getattr(f, method, None)
 
-        return _call(name, np_m, resolve, args, kwargs)
+        # (``at``'s indices may be a tuple of index arrays: not an array of them)
+        return _call(name, np_m, resolve, args, kwargs, inputs=method != "at")
 
     def _override(self, overriders, method, args, kwargs):
         """NEP 13: hand the call to the ``__array_ufunc__`` of tnp subclass arguments that
@@ -596,15 +615,105 @@ class _UfuncImpl:
 
 
 _UFUNCS: dict = {}
+_CORES: dict = {}      # (name, kernel) -> (_UfuncImpl, its two-operand call or None)
+_PY_NUMBERS = frozenset({float, int, bool, complex})
+
+
+def _ufunc_core(name, kernel=None):
+    """The state of ufunc ``name`` (:class:`_UfuncImpl`) and, for a ufunc of two inputs, its
+    two-operand call ``two(a, b, out=None)``: ``tnp.add(a, b)`` and ``a + b`` are that one
+    function. ``kernel``: an operator's own (see :class:`_UfuncImpl`). Made once."""
+    made = _CORES.get((name, kernel))
+    if made is not None:
+        return made
+    np_u = getattr(_np, name)
+    impl = _UfuncImpl(np_u, name, kernel)
+    fn = np_u if kernel is None else kernel
+    slow = impl._slow
+
+    def two(a, b, out=None):
+        # the fast path: tnp arrays and scalars on the CPU (exactly those classes) and Python
+        # numbers, ``out=`` one such array; the rest goes to _two_other, and from there to the
+        # general path, which has the one device check and message and the one GPU context
+        ta = type(a)
+        tb = type(b)
+        if (ta is ndarray or ta is Scalar) and a._dev is CPU:
+            x = a._a
+            if (tb is ndarray or tb is Scalar) and b._dev is CPU:
+                y = b._a
+            elif tb in _PY_NUMBERS:
+                y = b
+            else:
+                return _two_other(slow, fn, name, a, b, out)
+        elif (tb is ndarray or tb is Scalar) and b._dev is CPU and ta in _PY_NUMBERS:
+            x = a
+            y = b._a
+        else:
+            return _two_other(slow, fn, name, a, b, out)
+        if out is None:
+            try:
+                r = fn(x, y)
+            except Exception as e:
+                _prefix_error(e, name)
+                raise
+            return wrap(r, CPU)
+        if type(out) is not ndarray or out._dev is not CPU:
+            return _two_other(slow, fn, name, a, b, out)
+        try:
+            fn(x, y, out=out._a)
+        except Exception as e:
+            _prefix_error(e, name)
+            raise
+        bump_version(out._a)
+        return out
+
+    _CORES[(name, kernel)] = made = (impl, two if np_u.nin == 2 else None)
+    return made
+
+
+def _cpu_operand(x):
+    """``x`` as the CPU fast path computes with it (a backend value), or ``_GENERAL``: a tnp
+    array on the CPU whose class keeps tnp's ufunc handling (a training Variable), a NumPy
+    array or scalar, a Python number."""
+    if isinstance(x, ndarray):
+        if x._dev is CPU and type(x).__array_ufunc__ is _DEFAULT_AUF:
+            return x._a
+        return _GENERAL
+    if type(x) is _nda or type(x) in _PY_NUMBERS or isinstance(x, _np.generic):
+        return x
+    return _GENERAL
+
+
+_GENERAL = object()
+
+
+def _two_other(slow, fn, name, a, b, out):
+    """What the fast path of a two-operand call leaves: tnp subclasses that keep tnp's ufunc
+    handling (results of their class where ``_subclass_results``), NumPy arrays and scalars
+    beside a tnp array on the CPU, computed as the fast path computes; the rest (other devices,
+    ``__array_ufunc__`` overrides, lists, other objects, no tnp array, ``out=``) on the general
+    path, :meth:`_UfuncImpl._slow`."""
+    x = _cpu_operand(a)
+    y = _cpu_operand(b) if x is not _GENERAL else _GENERAL
+    if y is _GENERAL or (x is a and y is b) or out is not None:
+        return slow("__call__", (a, b), {} if out is None else {"out": out})
+    try:
+        r = fn(x, y)
+    except Exception as e:
+        _prefix_error(e, name)
+        raise
+    for t in (a, b):
+        if isinstance(t, ndarray) and type(t) is not ndarray and type(t) is not Scalar and \
+                type(t)._subclass_results:
+            return wrap_like(r, CPU, t)
+    return wrap(r, CPU)
 
 
 def make_ufunc(name, section="math"):
     np_u = getattr(_np, name)
-    impl = _UfuncImpl(np_u, name)
+    impl, two = _ufunc_core(name)
     slow = impl._slow
     binary = np_u.nin == 2
-
-    # the fast paths inline ``wrap`` (one call less per operation), as make_function's do
     nin = np_u.nin
 
     def u(*args, **kwargs):
@@ -614,39 +723,21 @@ def make_ufunc(name, section="math"):
             r = _HOOK(name, args, kwargs, u)
             if r is not PASS:
                 return r
+        n = len(args)
         if not kwargs:
-            n = len(args)
             if n == 1:
                 a = args[0]
                 if type(a) is ndarray and a._dev is CPU:
-                    r = np_u(a._a)
-                    if type(r) is _nda:
-                        o = _new(ndarray)
-                        o._a = r
-                        o._dev = CPU
-                    else:
-                        o = wrap(r, CPU)
-                    return o
+                    try:
+                        r = np_u(a._a)
+                    except Exception as e:
+                        _prefix_error(e, name)
+                        raise
+                    return wrap(r, CPU)
             elif n == 2 and binary:
-                a, b = args
-                ta = type(a)
-                tb = type(b)
-                if (ta is ndarray or ta is Scalar) and a._dev is CPU:
-                    if tb is ndarray or tb is Scalar:
-                        if b._dev is not CPU:
-                            return slow("__call__", args, kwargs)
-                        r = np_u(a._a, b._a)
-                    elif tb is float or tb is int or tb is bool or tb is complex:
-                        r = np_u(a._a, b)
-                    else:
-                        return slow("__call__", args, kwargs)
-                    if type(r) is _nda:
-                        o = _new(ndarray)
-                        o._a = r
-                        o._dev = CPU
-                    else:
-                        o = wrap(r, CPU)
-                    return o
+                return two(*args)
+        elif n == 2 and binary and len(kwargs) == 1 and "out" in kwargs:
+            return two(args[0], args[1], kwargs["out"])
         return slow("__call__", args, kwargs)
 
     u.__name__ = u.__qualname__ = name
@@ -663,6 +754,7 @@ def make_ufunc(name, section="math"):
     u.types = np_u.types
     _UFUNCS[name] = u
     register(name, u, np_u, section, "ufunc")
+    _operators.bind(name, u, two)
     return u
 
 

@@ -2,8 +2,7 @@
 
 The wrapper holds the backend array (``_a``) and its device (``_dev``) and nothing else. Views
 are backend views, so writes through a view show in its base. Results are wrapped by
-:func:`wrap`; the operators have fast paths for the common shapes of call (another tnp array
-on the same device, or a Python scalar) and fall back to :func:`_binary_slow` for the rest.
+:func:`wrap`; the operators are the ufuncs' own calls (``a + b`` is ``tnp.add(a, b)``).
 
 Scalars are :class:`Scalar`, an immutable 0-d subclass that behaves as a NumPy 2 scalar.
 
@@ -43,7 +42,7 @@ if not _os.environ.get("TNP_PURE_PYTHON"):
         from . import _speedups
     except ImportError:  # not compiled (no C compiler when installed): pure Python
         _speedups = None
-    if _speedups is not None and not hasattr(_speedups, "drop_buffer"):
+    if _speedups is not None and not hasattr(_speedups, "wrap"):
         _speedups = None   # built from an older _speedups.c (not rebuilt since): pure Python
 
 if _speedups is not None:
@@ -104,8 +103,17 @@ def version_of(a):
 
 
 # ---------------------------------------------------------------------------- wrapping
+def _wrapper(cls, a, dev):
+    """A new ``cls`` (tnp.ndarray, a subclass or Scalar) holding backend value ``a`` on ``dev``."""
+    o = _new(cls)
+    o._a = a
+    o._dev = dev
+    return o
+
+
 def wrap(r, dev):
-    """Wrap a backend result: arrays -> ndarray, NumPy scalars -> Scalar, tuples element-wise."""
+    """Wrap a backend result: arrays -> ndarray, NumPy scalars -> Scalar, tuples element-wise.
+    (The C base replaces it with the same function in C: every fast path returns through it.)"""
     if type(r) is _nda:
         o = _new(ndarray)
         o._a = r
@@ -120,21 +128,11 @@ def _wrap_other(r, dev):
         # whose dtype kind is also "V") are numbers and become Scalars
         if isinstance(r, (_np.str_, _np.bytes_, _np.void)):
             return r
-        o = _new(Scalar)
-        o._a = r
-        o._dev = dev
-        return o
+        return _wrapper(Scalar, r, dev)
     t = type(r)
-    if isinstance(r, _nda):  # NumPy subclasses (memmap, matrix): keep the backend object
-        o = _new(ndarray)
-        o._a = r
-        o._dev = dev
-        return o
-    if _gpu_types and t in _gpu_types:
-        o = _new(ndarray)
-        o._a = r
-        o._dev = dev
-        return o
+    # NumPy subclasses (memmap, matrix) keep the backend object
+    if isinstance(r, _nda) or (_gpu_types and t in _gpu_types):
+        return _wrapper(ndarray, r, dev)
     if t is tuple or t is list:
         return t(wrap(x, dev) for x in r)
     if isinstance(r, tuple) and hasattr(r, "_fields"):  # namedtuple results (linalg)
@@ -144,17 +142,9 @@ def _wrap_other(r, dev):
 
 def wrap_scalarize(r, dev):
     """As :func:`wrap`, but a 0-d GPU result becomes a Scalar (NumPy returns scalars there)."""
-    if type(r) is _nda:
-        o = _new(ndarray)
-        o._a = r
-        o._dev = dev
-        return o
     if _gpu_types and type(r) in _gpu_types and r.ndim == 0:
-        o = _new(Scalar)
-        o._a = r
-        o._dev = dev
-        return o
-    return _wrap_other(r, dev)
+        return _wrapper(Scalar, r, dev)
+    return wrap(r, dev)
 
 
 def wrap_like(r, dev, template):
@@ -164,9 +154,7 @@ def wrap_like(r, dev, template):
     if cls is ndarray or cls is Scalar or not cls._subclass_results or \
             not (type(r) is _nda or (_gpu_types and type(r) in _gpu_types)):
         return wrap_scalarize(r, dev)
-    o = _new(cls)
-    o._a = r
-    o._dev = dev
+    o = _wrapper(cls, r, dev)
     o.__array_finalize__(template)
     return o
 
@@ -198,18 +186,11 @@ def _prefix_error(e, name):
             e.add_note(note)
 
 
-def _device_mismatch(opname, a, b):
-    raise ValueError(
-        f"{opname}: operands are on different devices ({a.device} and {b.device}); "
-        f"move one with .to_device() first")
-
-
-def _subclass_template(*xs):
-    for x in xs:
-        t = type(x)
-        if t is not ndarray and t is not Scalar and isinstance(x, ndarray) and t._subclass_results:
-            return x
-    return None
+def device_mismatch(opname, d1, d2):
+    """Raise the one error of an operation given tnp arrays on two devices (operators, ufuncs
+    and functions alike)."""
+    raise ValueError(f"{opname}: operands are on different devices ({d1} and {d2}); "
+                     f"move one with .to_device() first")
 
 
 def _index_key(key, dev):
@@ -236,13 +217,39 @@ def _shape_arg(shape):
 
 def _rebuild(data, dev_name, cls, state):
     dev = _device(dev_name)
-    a = data if dev.kind == "cpu" else dev.backend.xp.asarray(data)
-    o = _new(cls)
-    o._a = a
-    o._dev = dev
+    o = _wrapper(cls, data if dev.kind == "cpu" else dev.backend.xp.asarray(data), dev)
     if state:
         o.__dict__.update(state)
     return o
+
+
+def _of_backend(name, settable=False):
+    """A property: ``x.<name>`` is the backend array's (``numpy.ndarray.<name>``)."""
+    doc = f"``numpy.ndarray.{name}`` of the backend array."
+    if not settable:
+        return property(operator.attrgetter("_a." + name), doc=doc)
+
+    def set_(self, value):
+        setattr(self._a, name, value)
+
+    return property(operator.attrgetter("_a." + name), set_, doc=doc)
+
+
+def _complex_part(name):
+    """``x.real`` / ``x.imag``: a view of that part, as NumPy's (reported to the operation
+    listeners as ``name``); assigning to it writes into ``x``."""
+    def get(self):
+        if _HOOK is not None:
+            h = _HOOK(name, (self,), {}, get)
+            if h is not PASS:
+                return h
+        return wrap_like(getattr(self._a, name), self._dev, self)
+
+    def set_(self, value):
+        setattr(self._a, name, to_backend(value, self._dev))
+        bump_version(self._a)
+
+    return property(get, set_, doc=f"The {name} part of the values (a view).")
 
 
 _repr_classes: dict = {}
@@ -300,9 +307,7 @@ class ndarray(_Base):
 
     def __new__(cls, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
         a = _nda(shape, dtype, buffer=unwrap(buffer), offset=offset, strides=strides, order=order)
-        o = _new(cls)
-        o._a = a
-        o._dev = CPU
+        o = _wrapper(cls, a, CPU)
         if cls is not ndarray:
             o.__array_finalize__(None)
         return o
@@ -311,49 +316,10 @@ class ndarray(_Base):
         """Hook for subclasses, called with the source array when a view or result is made."""
 
     # ------------------------------------------------------------------ basic attributes
-    @property
-    def shape(self):
-        return self._a.shape
-
-    @shape.setter
-    def shape(self, value):
-        self._a.shape = value
-
-    @property
-    def dtype(self):
-        return self._a.dtype
-
-    @property
-    def ndim(self):
-        return self._a.ndim
-
-    @property
-    def size(self):
-        return self._a.size
-
-    @property
-    def itemsize(self):
-        return self._a.itemsize
-
-    @property
-    def nbytes(self):
-        return self._a.nbytes
-
-    @property
-    def strides(self):
-        return self._a.strides
-
-    @property
-    def flags(self):
-        return self._a.flags
-
-    @property
-    def data(self):
-        return self._a.data
-
-    @property
-    def ctypes(self):
-        return self._a.ctypes
+    # the backend array's own, read by a C attribute getter (cheaper than a Python method)
+    shape = _of_backend("shape", settable=True)
+    dtype, ndim, size, itemsize, nbytes, strides, flags, data, ctypes = map(_of_backend, (
+        "dtype", "ndim", "size", "itemsize", "nbytes", "strides", "flags", "data", "ctypes"))
 
     @property
     def base(self):
@@ -363,9 +329,7 @@ class ndarray(_Base):
             return b
         return wrap(b, self._dev)
 
-    @property
-    def device(self):
-        return self._dev
+    device = property(operator.attrgetter("_dev"), doc="The device the array lives on.")
 
     @property
     def _version(self):
@@ -378,13 +342,7 @@ class ndarray(_Base):
             if h is not PASS:
                 return h
         r = self._a.T
-        if type(self) is ndarray:
-            o = _new(ndarray)
-            o._a = r
-            o._dev = self._dev
-        else:
-            o = wrap_like(r, self._dev, self)
-        return o
+        return wrap(r, self._dev) if type(self) is ndarray else wrap_like(r, self._dev, self)
 
     @property
     def mT(self):
@@ -396,31 +354,8 @@ class ndarray(_Base):
             raise ValueError(f"matrix transpose with ndim < 2 is undefined (array has shape {self.shape})")
         return wrap_like(self._a.swapaxes(-1, -2), self._dev, self)
 
-    @property
-    def real(self):
-        if _HOOK is not None:
-            h = _HOOK("real", (self,), {}, ndarray.real.fget)
-            if h is not PASS:
-                return h
-        return wrap_like(self._a.real, self._dev, self)
-
-    @real.setter
-    def real(self, value):
-        self._a.real = to_backend(value, self._dev)
-        bump_version(self._a)
-
-    @property
-    def imag(self):
-        if _HOOK is not None:
-            h = _HOOK("imag", (self,), {}, ndarray.imag.fget)
-            if h is not PASS:
-                return h
-        return wrap_like(self._a.imag, self._dev, self)
-
-    @imag.setter
-    def imag(self, value):
-        self._a.imag = to_backend(value, self._dev)
-        bump_version(self._a)
+    real = _complex_part("real")
+    imag = _complex_part("imag")
 
     @property
     def flat(self):
@@ -447,14 +382,10 @@ class ndarray(_Base):
         else:
             r = self._a[_index_key(key, self._dev)]
         if type(r) is _nda and type(self) is ndarray:
-            o = _new(ndarray)
-            o._a = r
-            o._dev = self._dev
-        elif self._a.dtype.kind == "O" and not isinstance(r, (_nda, *_gpu_types)):
-            o = r  # an element of an object array: the Python object itself, as NumPy returns it
-        else:
-            o = wrap_like(r, self._dev, self)
-        return o
+            return wrap(r, self._dev)
+        if self._a.dtype.kind == "O" and not isinstance(r, (_nda, *_gpu_types)):
+            return r  # an element of an object array: the Python object itself, as NumPy returns it
+        return wrap_like(r, self._dev, self)
 
     def __setitem__(self, key, value):
         if _HOOK is not None:  # an in-place write: a tape refuses it in ``before``
@@ -709,9 +640,7 @@ class ndarray(_Base):
         cls = builtins.type(self) if type is None else type
         if cls is Scalar or not cls._subclass_results:
             cls = ndarray
-        o = _new(cls)
-        o._a = r
-        o._dev = self._dev
+        o = _wrapper(cls, r, self._dev)
         if cls is not ndarray:
             o.__array_finalize__(self)
         return o
@@ -733,13 +662,7 @@ class ndarray(_Base):
         else:
             s = _shape_arg(shape[0] if len(shape) == 1 else shape)
             r = a.reshape(s, order=order) if copy is None else a.reshape(s, order=order, copy=copy)
-        if type(self) is ndarray:
-            o = _new(ndarray)
-            o._a = r
-            o._dev = self._dev
-        else:
-            o = wrap_like(r, self._dev, self)
-        return o
+        return wrap(r, self._dev) if type(self) is ndarray else wrap_like(r, self._dev, self)
 
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
@@ -763,10 +686,7 @@ class ndarray(_Base):
             from .dtypes import dtype_from_name
             dtype = dtype_from_name(dtype)      # "bfloat16" loads ml_dtypes on first use
         if not args and not kwargs and type(self) is ndarray:
-            o = _new(ndarray)
-            o._a = self._a.astype(dtype)
-            o._dev = self._dev
-            return o
+            return wrap(self._a.astype(dtype), self._dev)
         return self._astype(dtype, *args, **kwargs)
 
     def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True, device=None):
@@ -861,15 +781,12 @@ class ndarray(_Base):
                 return h
         r = self._a.copy(order)
         if type(self) is ndarray:
-            o = _new(ndarray)
-            o._a = r
-            o._dev = self._dev
-        else:
-            o = wrap_like(r, self._dev, self)
-            if type(self) is not Scalar:
-                d = getattr(self, "__dict__", None)
-                if d:
-                    o.__dict__.update(d)
+            return wrap(r, self._dev)
+        o = wrap_like(r, self._dev, self)
+        if type(self) is not Scalar:
+            d = getattr(self, "__dict__", None)
+            if d:
+                o.__dict__.update(d)
         return o
 
     def __setstate__(self, state):
@@ -912,12 +829,10 @@ if _speedups is None and _sys.version_info >= (3, 12):
 # Scalar, the operators and flatiter are built on the class above, so their modules are imported
 # once it exists (each imports what it needs from this one); their names stay importable from here
 from .scalar import (  # noqa: E402,F401
-    Scalar, _SEQUENCES, _as_host_scalar, _immutable, _scalar_on, _scalar_on_name,
+    Scalar, _as_host_scalar, _immutable, _scalar_on, _scalar_on_name,
 )
 from .operators import (  # noqa: E402,F401  (installs the operators on ndarray and Scalar)
-    _BINARY, _BINARY_NAMES, _COMPARE, _REFLECTED, _UNARY, _binary_slow, _divmod,
-    _host_scalar_pair, _inplace_as_new, _make_binary, _make_unary, _overrides_ufunc, _rdivmod,
-    _scalar_divmod, _ufunc_named,
+    _BINARY_NAMES, _COMPARE, _REFLECTED, _UNARY,
 )
 
 # x[key], x.T and x.reshape(...): the C base's fast paths call back the Python methods for
@@ -955,7 +870,11 @@ _NUMERIC_SCALAR_TYPES = tuple(dict.fromkeys(_np.dtype(c).type for c in "?dlqfiDF
 # everything else), and are what the pure-Python build runs.
 if _speedups is not None and hasattr(_speedups, "patch_slots"):
     _speedups.install_scalars(Scalar, _NUMERIC_SCALAR_TYPES, wrap_scalarize, _versions, bump_version,
-                              _layout_ok())
+                              _layout_ok(), _wrap_other)
+    # the same functions in C (every fast path returns through wrap; every write bumps a
+    # version); the Python ones are kept for the test that compares them
+    _wrap_in_python, _bump_version_in_python = wrap, bump_version
+    wrap, bump_version = _speedups.wrap, _speedups.bump_version
     _speedups.patch_slots(ndarray, "array")
     _speedups.patch_slots(Scalar, "scalar")
 

@@ -7,22 +7,16 @@ from __future__ import annotations
 import numpy as _np
 
 from .devices import CPU, device as _device
-from .ndarray import _generic, _new, ndarray, unwrap
+from .ndarray import _generic, _wrapper, ndarray, unwrap
 
 
 def _scalar_on(a, dev):
-    o = _new(Scalar)
-    o._a = a
-    o._dev = dev
-    return o
+    return _wrapper(Scalar, a, dev)
 
 
 def _immutable(self, *args, **kwargs):
     raise TypeError(f"'{type(_as_host_scalar(self)).__name__}' object does not support item assignment"
                     if args else "tnp scalars are immutable")
-
-
-_SEQUENCES = (list, tuple, str, bytes)
 
 
 def _as_host_scalar(s):
@@ -151,16 +145,6 @@ class Scalar(ndarray):
         if isinstance(r, _generic):  # round(s, n) stays a scalar of s's dtype, as NumPy's
             return _scalar_on(r if self._dev.kind == "cpu" else self._dev.backend.xp.asarray(r), self._dev)
         return r
-
-    def __mul__(self, other):
-        if type(other) in _SEQUENCES:  # [0] * s repeats the list, as with NumPy scalars
-            return _as_host_scalar(self) * other
-        return ndarray.__mul__(self, other)
-
-    def __rmul__(self, other):
-        if type(other) in _SEQUENCES:
-            return other * _as_host_scalar(self)
-        return ndarray.__rmul__(self, other)
 
 
 def _scalar_on_name(value, dev_name):

@@ -10,8 +10,8 @@ none of these: ``_auto_elementwise`` sweeps it over the real line.
 
 Inputs are drawn inside each function's domain and away from its kinks (``DOMAINS``). Complex
 rules are checked as the other autodiff tests check them: the input is built from two real
-arrays (``re + im * 1j``; ``1j * im`` would leave tnp for a 0-d ``im``, see the xfail at the
-end) and a complex output is read out through real, nonlinear functions of its parts, so the
+arrays (``re + im * 1j``; ``1j * im`` of a 0-d ``im`` stays a tnp value too, see the test at
+the end) and a complex output is read out through real, nonlinear functions of its parts, so the
 tape's convention (autograd's: the cotangent of ``z`` is ``dL/dx - i dL/dy``) is checked
 through both parts. Every output goes through a nonlinear read-out (``y * y + y``), so the
 second-order check also differentiates each rule in its cotangent.
@@ -847,11 +847,9 @@ def test_product_of_the_others_without_division():
     run_check("_prod_of_others", lambda x: readout(_prod_of_others(x, (0, 2))), [x], 2)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "tnp/_core/operators.py: a Python complex times a 0-d tnp value returns a Python complex "
-    "(NumPy's scalar rule: 1j * np.float64(2) is a Python complex), so the tape loses the "
-    "gradient silently; rules write `g * 1j`, never `1j * g`, until tnp keeps such results"))
 def test_python_complex_times_a_0d_tnp_value_keeps_its_gradient():
+    # NumPy's scalar rule makes 1j * np.float64(2) a Python complex; tnp gives a tnp scalar of
+    # that value (docs/differences.md, Scalars), so the tape follows it
     s = tnp.sum(R(3))                      # a 0-d tnp value
     with GradientTape() as tape:
         tape.watch(s)
