@@ -1,18 +1,9 @@
 """The Initializer and Regularizer base classes, as TF 2.4 documents them."""
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import tnp
 import tnp_train as tt
-
-FIX = Path(__file__).resolve().parents[2] / "fixtures"
-REF = np.load(FIX / "keras_utils.npz")
-META = json.loads((FIX / "keras_utils.json").read_text())["remaining"]
-METRICS = ["CategoricalHinge", "Hinge", "MeanSquaredLogarithmicError", "Poisson",
-           "SquaredHinge"]
 
 
 def test_initializer_and_regularizer_base_classes():

@@ -9,10 +9,7 @@ import tnp
 import tnp_train as tt
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"
-REF = np.load(FIX / "keras_utils.npz")
 META = json.loads((FIX / "keras_utils.json").read_text())["remaining"]
-METRICS = ["CategoricalHinge", "Hinge", "MeanSquaredLogarithmicError", "Poisson",
-           "SquaredHinge"]
 
 
 def test_input_layer_input_spec_and_wrapper():

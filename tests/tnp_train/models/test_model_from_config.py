@@ -1,18 +1,9 @@
 """models.model_from_config and models.save_model."""
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import tnp
 import tnp_train as tt
-
-FIX = Path(__file__).resolve().parents[2] / "fixtures"
-REF = np.load(FIX / "keras_utils.npz")
-META = json.loads((FIX / "keras_utils.json").read_text())["remaining"]
-METRICS = ["CategoricalHinge", "Hinge", "MeanSquaredLogarithmicError", "Poisson",
-           "SquaredHinge"]
 
 
 def test_model_from_config_and_save_model(tmp_path):
