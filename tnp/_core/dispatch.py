@@ -243,18 +243,33 @@ def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False, inp
     elif ctx.template is not None and not creation:
         res = wrap_like(r, dev, ctx.template) if type(r) is _nda or (_gpu_types and type(r) in _gpu_types) \
             else (wrap(r, dev) if dev.kind == "cpu" else wrap_scalarize(r, dev))
-    elif ctx.dev is None and isinstance(r, _np.generic) and not creation and dev is CPU:
-        # no tnp array in (Python or NumPy numbers, lists, another library's array-like such as
-        # a pandas Series) and a NumPy number out: NumPy's own number, as NumPy returns it. No
-        # tape can follow a value made of no tnp array, and a tnp scalar there would turn a
+    elif ctx.dev is None and not creation and dev is CPU and (
+            isinstance(r, _np.generic) or _foreign_array_in(args, kwargs)):
+        # no tnp array in: a NumPy number out is NumPy's own number, and given another
+        # library's array-like (a pandas Series) the result is whatever NumPy returns
+        # (``np.nan_to_num(series)`` a NumPy array, ``np.mean(series)`` ``series.mean()``). No
+        # tape can follow a value made of no tnp array, and a tnp value there would turn a
         # pandas float column into an object column (``series.apply(np.sqrt)``,
-        # ``df.apply(np.mean)``, ``np.mean(series)`` being ``series.mean()``)
+        # ``groupby(...).agg(lambda x: np.mean(np.nan_to_num(x)))``)
         res = r
     elif dev.kind == "cpu" or creation:
         res = wrap(r, dev)
     else:
         res = wrap_scalarize(r, dev)
     return res
+
+
+_OWN_MODULES = ("numpy", "tnp", "builtins")
+
+
+def _foreign_array_in(args, kwargs):
+    """Whether an argument is an array-like of another library (its type has ``__array__`` and
+    is neither NumPy's nor tnp's)."""
+    for x in (*args, *(kwargs.values() if kwargs else ())):
+        t = type(x)
+        if t.__module__.partition(".")[0] not in _OWN_MODULES and hasattr(t, "__array__"):
+            return True
+    return False
 
 
 def _answered_by_another_library(r):
