@@ -1027,32 +1027,33 @@ def _pool_args(pool_mode, padding):
         raise ValueError(f"Invalid padding: {padding}")
 
 
-def pool2d(x, pool_size, strides=(1, 1), padding="valid", data_format=None, pool_mode="max"):
-    """2-D max or average pooling."""
-    from .ops import pooling as _pool
+def _pool(x, pool_size, strides, padding, data_format, pool_mode, rank):
+    """``rank``-D max or average pooling (the 2-D kernels, applied per depth slice in 3-D)."""
+    from .ops import pooling as _ops
     _pool_args(pool_mode, padding)
     x = _t(x)
     first = _data_format(data_format) == "channels_first"
     if first:
         x = tnp.moveaxis(x, 1, -1)
-    fn = _pool.max_pool2d if pool_mode == "max" else _pool.avg_pool2d
-    y = fn(x, _tuple(pool_size, 2), _tuple(strides, 2), padding)
+    fn = _ops.max_pool2d if pool_mode == "max" else _ops.avg_pool2d
+    args = (_tuple(pool_size, rank), _tuple(strides, rank), padding)
+    if rank == 3:
+        from .layers.pooling import _pool3d
+        y = _pool3d(fn, x, *args)
+    else:
+        y = fn(x, *args)
     return tnp.moveaxis(y, -1, 1) if first else y
+
+
+def pool2d(x, pool_size, strides=(1, 1), padding="valid", data_format=None, pool_mode="max"):
+    """2-D max or average pooling."""
+    return _pool(x, pool_size, strides, padding, data_format, pool_mode, 2)
 
 
 def pool3d(x, pool_size, strides=(1, 1, 1), padding="valid", data_format=None,
            pool_mode="max"):
     """3-D max or average pooling."""
-    from .layers.pooling import _pool3d
-    from .ops import pooling as _pool
-    _pool_args(pool_mode, padding)
-    x = _t(x)
-    first = _data_format(data_format) == "channels_first"
-    if first:
-        x = tnp.moveaxis(x, 1, -1)
-    fn = _pool.max_pool2d if pool_mode == "max" else _pool.avg_pool2d
-    y = _pool3d(fn, x, _tuple(pool_size, 3), _tuple(strides, 3), padding)
-    return tnp.moveaxis(y, -1, 1) if first else y
+    return _pool(x, pool_size, strides, padding, data_format, pool_mode, 3)
 
 
 def local_conv1d(inputs, kernel, kernel_size, strides, data_format=None):
