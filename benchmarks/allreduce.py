@@ -157,7 +157,15 @@ def bench_sizes(args, comm, world, results):
 def bench_buckets(args, comm, world, results):
     """Step time of the MLP's backward pass (batch 128, one BLAS thread) with its gradients
     summed through the bucketer, for several bucket sizes; plus the backward alone and the
-    backward followed by one all-reduce of everything (no overlap)."""
+    backward followed by one all-reduce of everything (no overlap).
+
+    Issue 13's overlap measure, with the default buckets (4 MB, first 1 MB): ``hidden share
+    = (step with overlap off - step with overlap on) / all-reduce alone``, where "overlap off"
+    hands every gradient to the same bucketer after the backward pass, "overlap on" hands each
+    one over the moment it is computed (as ``fit`` does), and "all-reduce alone" is the
+    bucketer's round with no backward pass at all. The "written in place" pair computes each
+    gradient straight into its bucket slot (``GradientBucketer.slot``), as a dense layer's
+    backward does under ``fit``; both shares are printed."""
     import numpy as np
 
     from tnp_train.distribute.collective import GradientBucketer
@@ -173,13 +181,54 @@ def bench_buckets(args, comm, world, results):
     for i, w in enumerate(weights):
         keys += [(f"k{i}", w), (f"b{i}", w[0])]
 
-    def backward(ready):
+    def backward(ready, slot=None):
         d = dout
         for i in reversed(range(len(weights))):
-            ready(f"b{i}", d.sum(0))
-            ready(f"k{i}", acts[i].T @ d)
+            if slot is None:
+                ready(f"b{i}", d.sum(0))
+                ready(f"k{i}", acts[i].T @ d)
+            else:
+                ready(f"b{i}", d.sum(0, out=slot(f"b{i}")))
+                ready(f"k{i}", np.matmul(acts[i].T, d, out=slot(f"k{i}")))
             if i:
                 d = (d @ weights[i].T) * (acts[i] > 0)
+
+    default = GradientBucketer(world)
+    default.start(keys)
+    kept = {}
+    backward(lambda k, g: kept.__setitem__(k, g.copy()))
+
+    def overlap_on():
+        backward(default.gradient_ready)
+        default.finish()
+        default.start(keys)
+
+    def overlap_off():
+        grads = []
+        backward(lambda k, g: grads.append((k, g)))
+        for k, g in grads:
+            default.gradient_ready(k, g)
+        default.finish()
+        default.start(keys)
+
+    def in_place():
+        backward(default.gradient_ready, default.slot)
+        default.finish()
+        default.start(keys)
+
+    def in_place_off():
+        grads = []
+        backward(lambda k, g: grads.append((k, g)), default.slot)
+        for k, g in grads:
+            default.gradient_ready(k, g)
+        default.finish()
+        default.start(keys)
+
+    def alone():
+        for k, _ in reversed(keys):
+            default.gradient_ready(k, kept[k])
+        default.finish()
+        default.start(keys)
 
     flat = np.concatenate([w.reshape(-1) for w in weights] + [w[0] for w in weights])
 
@@ -191,7 +240,10 @@ def bench_buckets(args, comm, world, results):
         backward(lambda k, g: grads.append(g.reshape(-1)))
         world.allreduce(np.concatenate(grads))
 
-    fns = {"backward only": no_comm, "one allreduce after": after}
+    fns = {"backward only": no_comm, "one allreduce after": after,
+           "default buckets, overlap off": overlap_off, "default buckets, overlap on": overlap_on,
+           "written in place, overlap off": in_place_off, "written in place, overlap on": in_place,
+           "default buckets, all-reduce alone": alone}
     configs = [(64 << 10, 64 << 10), (256 << 10, 256 << 10), (1 << 20, 256 << 10),
                (1 << 20, 1 << 20), (4 << 20, 1 << 20), (25 << 20, 1 << 20)]
     for bucket_bytes, first in configs:
@@ -204,7 +256,13 @@ def bench_buckets(args, comm, world, results):
         fns[f"buckets {fmt_size(bucket_bytes)} (first {fmt_size(first)})"] = step
     del flat
     timer = Timer(comm, args.target_ms / 1e3, args.repeats)
-    results["buckets_ms"] = {k: v * 1e3 for k, v in timer.compare(fns).items()}
+    ms = results["buckets_ms"] = {k: v * 1e3 for k, v in timer.compare(fns).items()}
+    default.finish()
+    alone_ms = ms["default buckets, all-reduce alone"]
+    results["hidden_share"] = (ms["default buckets, overlap off"]
+                               - ms["default buckets, overlap on"]) / alone_ms
+    results["hidden_share_in_place"] = (ms["written in place, overlap off"]
+                                        - ms["written in place, overlap on"]) / alone_ms
 
 
 def main():
@@ -256,6 +314,9 @@ def main():
         print("MLP backward + gradient all-reduce, ms per step (median):")
         for name, ms in results["buckets_ms"].items():
             print(f"  {name:40s} {ms:8.3f}")
+        print(f"hidden share (overlap off - on) / all-reduce alone: copied "
+              f"{100 * results['hidden_share']:.0f}%, written in place "
+              f"{100 * results['hidden_share_in_place']:.0f}% (gate >= 50%)")
     text = json.dumps(results)
     print("JSON " + text)
     if args.json_out:

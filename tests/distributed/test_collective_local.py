@@ -345,6 +345,52 @@ def test_bucketer_missing_gradients_count_as_zero_and_absent_ones_are_left_out()
         assert np.array_equal(got["l2/kernel"], np.full((4, 2), 2.0))
 
 
+def test_bucketer_slots_take_gradients_written_in_place_without_a_copy():
+    group = coll.ThreadGroup(2)
+    rngs = [np.random.default_rng(10 + k) for k in range(2)]
+    grads = [{k: rng.standard_normal(s).astype(np.float32) for k, s in FORWARD} for rng in rngs]
+
+    def body(comm):
+        b = coll.GradientBucketer(comm, bucket_bytes=64, first_bucket_bytes=16)
+        b.start([(k, np.empty(s, np.float32)) for k, s in FORWARD])
+        out = []
+        for step in range(2):                    # slots again on the next step
+            if step:
+                b.start([(k, np.empty(s, np.float32)) for k, s in FORWARD])
+            for k, s in reversed(FORWARD):
+                slot = b.slot(k)
+                assert slot.shape == s and slot.dtype == np.float32 and slot.flags.writeable
+                if k == "l1/bias":               # a slot lent but another array handed over
+                    b.gradient_ready(k, grads[comm.rank][k] * (step + 1))
+                    continue
+                np.multiply(grads[comm.rank][k], step + 1, out=slot)
+                b.gradient_ready(k, slot)
+                # the peers read it from now on: this rank can no longer change it
+                assert not slot.flags.writeable
+                with pytest.raises(ValueError, match="read-only"):
+                    slot += 1
+                assert b.slot(k) is None         # handed over already
+            out.append(b.finish())
+        return out
+
+    for steps in run_members(group, body):
+        for step, got in enumerate(steps):
+            for k, s in FORWARD:
+                assert np.array_equal(got[k], (grads[0][k] + grads[1][k]) * (step + 1)), k
+
+
+def test_bucketer_lends_no_slot_it_cannot():
+    b = coll.GradientBucketer(coll.LocalCommunicator(), compression="fp16")
+    b.start([("a", np.empty(4, np.float32)), ("i", np.empty(3, np.int64))])
+    assert b.slot("a") is None                   # the bucket holds float16: no slot to write
+    assert b.slot("i").dtype == np.int64         # integers are not compressed
+    assert b.slot("nope") is None
+    b.gradient_ready("a", np.ones(4, np.float32))
+    b.gradient_ready("i", np.arange(3))
+    got = b.finish()
+    assert np.array_equal(got["a"], np.ones(4)) and np.array_equal(got["i"], np.arange(3))
+
+
 def test_bucketer_refuses_what_it_cannot_place():
     b = coll.GradientBucketer(coll.LocalCommunicator())
     with pytest.raises(TypeError, match="keys must be hashable"):

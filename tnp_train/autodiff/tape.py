@@ -752,7 +752,7 @@ class GradientTape:
 
     # ------------------------------------------------------------------ gradients
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none",
-                 gradient_ready=None):
+                 gradient_ready=None, gradient_destination=None):
         """d(target)/d(sources), mirroring ``tf.GradientTape.gradient``.
 
         ``target``: an array or a nested structure (gradients of their sum); ``sources``: an
@@ -767,6 +767,15 @@ class GradientTape:
         (``None`` for an unconnected one unless ``unconnected_gradients="zero"``); sources that
         nothing recorded depends on are reported first. The order is a function of the
         recorded program alone, so it is the same on every replica that runs the same model.
+
+        ``gradient_destination`` (with ``gradient_ready``): ``fn(source)`` returns a backend
+        array shaped and typed like ``source`` (or None) that may receive its gradient. It is
+        asked for a source that exactly one recorded operation reads, just before that
+        operation's backward runs; a hand-written backward that can write its result in place
+        (``dense``) writes it there (see :func:`gradient_destination`), and ``gradient_ready``
+        then receives that very array, so a strategy's bucket needs no copy. Only for callers
+        that consume the gradients at once (``minimize``): the array belongs to ``fn``'s owner
+        and is overwritten by its next step.
         """
         if unconnected_gradients not in ("none", "zero"):
             raise ValueError(f"GradientTape.gradient: unconnected_gradients must be 'none' or "
@@ -785,16 +794,19 @@ class GradientTape:
             if not _is_arraylike(s):
                 raise ValueError(f"GradientTape.gradient: sources must be arrays or Variables, "
                                  f"got {type(s).__name__}")
-        if gradient_ready is not None and not callable(gradient_ready):
-            raise TypeError(f"GradientTape.gradient: gradient_ready must be callable, got "
-                            f"{type(gradient_ready).__name__}")
+        for what, fn in (("gradient_ready", gradient_ready),
+                         ("gradient_destination", gradient_destination)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"GradientTape.gradient: {what} must be callable, got "
+                                f"{type(fn).__name__}")
         if not self._persistent:
             # a one-shot tape stops following arrays now: with no other tape about, the
             # backward pass then runs without the recording hook at all
             self._stop_passive()
         ready = None
         if gradient_ready is not None:
-            ready = _ReadyReporter(self, flat_sources, gradient_ready, unconnected_gradients)
+            ready = _ReadyReporter(self, flat_sources, gradient_ready, unconnected_gradients,
+                                   gradient_destination)
         if self._wroots:
             # a target that is an untracked view of memory written under the tape
             was = self._recording
@@ -855,12 +867,17 @@ class GradientTape:
         traced = 3 if tracing.level(3) else 2 if tracing.level(2) else 0
         apply = self._apply if not traced else \
             lambda node, gs, grads: self._apply_traced(node, gs, grads, traced, tracing)
+        direct = ready.direct if ready is not None else None
         try:
             if ready is not None:
                 ready.start(grads)
             nodes = self._nodes
             for i in range(len(nodes) - 1, -1, -1):
                 node = nodes[i]
+                offered = direct is not None and i in direct
+                if offered:
+                    # this node alone makes some sources' gradients: offer their destinations
+                    _local.destinations = ready.destinations(i)
                 outs = node.outputs
                 if node.inplace:
                     # the new version of an object written in place: its cotangent is taken, so
@@ -876,9 +893,13 @@ class GradientTape:
                     gs = [grads.get(id(o)) for o in outs]
                     if not all(g is None for g in gs):
                         apply(node, gs, grads)
+                if offered:
+                    _local.destinations = None
                 if ready is not None and i in ready.pending:
                     ready.report(i, grads)
         finally:
+            if direct is not None:
+                _local.destinations = None
             self._recording, self._passive = was, was_passive
         return grads
 
@@ -1018,27 +1039,52 @@ class GradientTape:
 class _ReadyReporter:
     """Reports each source's gradient to ``fn`` the moment it is final: a source's gradient is
     complete once the backward pass has passed the first recorded node (in program order) that
-    reads it, since only nodes recorded after an array was made or watched can contribute."""
+    reads it, since only nodes recorded after an array was made or watched can contribute.
 
-    __slots__ = ("tape", "fn", "unconnected", "pending", "done")
+    With ``dest_fn``, a source read by exactly one recorded node (once) and written by none
+    gets its whole gradient from that node: ``direct`` lists those nodes, and
+    :meth:`destinations` asks ``dest_fn`` where each such gradient may be written."""
 
-    def __init__(self, tape, sources, fn, unconnected):
+    __slots__ = ("tape", "fn", "unconnected", "pending", "done", "direct", "dest_fn")
+
+    def __init__(self, tape, sources, fn, unconnected, dest_fn=None):
         self.tape = tape
         self.fn = fn
         self.unconnected = unconnected
+        self.dest_fn = dest_fn
         self.done = {}                 # id(source) -> the gradient reported
         first_use = {}
+        uses = {}
         wanted = {}
         for s in sources:
             wanted.setdefault(id(s), s)
         for i, node in enumerate(tape._nodes):
             for _, _, x in node.inputs:
                 k = id(x)
-                if k in wanted and k not in first_use:
-                    first_use[k] = i
+                if k in wanted:
+                    if k not in first_use:
+                        first_use[k] = i
+                    uses[k] = uses.get(k, 0) + 1
+            if dest_fn is not None:
+                for o in node.outputs:     # written in place: never direct
+                    if id(o) in wanted:
+                        uses[id(o)] = 2
         self.pending = {}              # node index -> the sources final after it
+        self.direct = None             # node index -> the sources it alone makes
         for k, s in wanted.items():
             self.pending.setdefault(first_use.get(k, -1), []).append(s)
+            if dest_fn is not None and uses.get(k) == 1:
+                if self.direct is None:
+                    self.direct = {}
+                self.direct.setdefault(first_use[k], []).append(s)
+
+    def destinations(self, i):
+        out = {}
+        for s in self.direct[i]:
+            d = self.dest_fn(s)
+            if d is not None:
+                out[id(s)] = d
+        return out
 
     def start(self, grads):
         # sources no recorded node reads: their gradient (a target's seed, or None) is final
@@ -1394,6 +1440,16 @@ def hand_written_backward(opname, grad_fn, inputs, recorded=None):
     # a trace names the backward after the function it runs (_rule_label)
     backward.__module__, backward.__qualname__ = grad_fn.__module__, grad_fn.__qualname__
     return backward
+
+
+def gradient_destination(x):
+    """Inside a hand-written backward: the backend array that the final gradient of input
+    ``x`` (the very object the operation was recorded with) may be written into, or None.
+    Set only while the tape runs the backward of the one operation that makes all of ``x``'s
+    gradient (see ``GradientTape.gradient(gradient_destination=)``); a backward that uses it
+    writes exactly the values it would have returned, and returns that array."""
+    dests = getattr(_local, "destinations", None)
+    return dests.get(id(x)) if dests else None
 
 
 def record_custom(args, result, rule):

@@ -227,8 +227,8 @@ class AllReduceGradients:
         self._bucket_bytes = bucket_bytes
         self._compression = compression
         self._bucketer = None
-        self._items = None         # (variable ref, its array) in forward order
-        self._vars = None          # ref -> variable
+        self._items = None         # (variable._uid, its array) in forward order
+        self._vars = None          # variable._uid -> variable
         self._arrived = set()
         self._started = False
         self._riders = None        # (variables_fn, extended): ON_READ state summed with the step
@@ -312,7 +312,7 @@ class AllReduceGradients:
             return
         uniq = {}
         for v in variables:
-            uniq.setdefault(v.ref(), v)
+            uniq.setdefault(v._uid, v)
         self._vars = uniq
         self._items = [(key, backend_array(v)) for key, v in uniq.items()]
         kwargs = {}
@@ -335,11 +335,24 @@ class AllReduceGradients:
         when the bucket is complete); an unconnected one (None) counts as zeros."""
         if self._bucketer is None or gradient is None:
             return
-        key = variable.ref()
+        key = variable._uid
         if key not in self._vars or key in self._arrived:
             return
         self._begin()
         self._hand_over(key, gradient)
+
+    def gradient_destination(self, variable):
+        """Where the backward pass may write ``variable``'s final gradient this step: its slot
+        in its bucket (``GradientBucketer.slot``), or None. ``minimize`` passes this to the
+        tape with :meth:`gradient_ready`, so a dense layer's kernel and bias gradients are
+        computed straight into the buckets instead of being copied there."""
+        if self._bucketer is None:
+            return None
+        key = variable._uid
+        if key not in self._vars or key in self._arrived:
+            return None
+        self._begin()
+        return self._bucketer.slot(key)
 
     def _hand_over(self, key, gradient):
         va = backend_array(self._vars[key])
@@ -361,7 +374,7 @@ class AllReduceGradients:
             return out
         try:
             self._begin()
-            given = {v.ref(): g for g, v in pairs if g is not None}
+            given = {v._uid: g for g, v in pairs if g is not None}
             # in the buckets' key order, the same on every rank
             for key, _ in reversed(self._items):
                 if key not in self._arrived and key in given:
@@ -382,7 +395,7 @@ class AllReduceGradients:
             self._started = False
         out, rest = [], []
         for i, (g, v) in enumerate(pairs):
-            r = reduced.get(v.ref())
+            r = reduced.get(v._uid)
             if r is None:
                 rest.append(i)
                 out.append(None)
@@ -425,6 +438,9 @@ class PerReplicaGradients:
 
     def gradient_ready(self, variable, gradient):
         return self._mine().gradient_ready(variable, gradient)
+
+    def gradient_destination(self, variable):
+        return self._mine().gradient_destination(variable)
 
     def __call__(self, grads_and_vars):
         return self._mine()(grads_and_vars)

@@ -13,7 +13,8 @@ import tnp
 from tnp.extend import array_module, backend_array as _backend, device_of as _device_of, wrap
 
 from ..autodiff.tape import (
-    _CustomRule, hand_written_backward, needs_gradient, record_custom, recording,
+    _CustomRule, gradient_destination, hand_written_backward, needs_gradient, record_custom,
+    recording,
 )
 
 __all__ = ["dense"]
@@ -54,13 +55,23 @@ def dense(x, kernel, bias=None, relu=False):
 
         def recorded(g):   # a gradient of a gradient: the same formulas in tnp, recorded
             return _backward_recorded(g, x, kernel, y, relu, has_bias, need_dx, dev)
-        backward = _make_backward(xa, wa, y, relu, has_bias, need_dx, dev)
+        backward = _make_backward(xa, wa, y, relu, has_bias, need_dx, dev, kernel, bias)
         record_custom(args, out, _CustomRule(hand_written_backward("dense", backward, args,
                                                                    recorded)))
     return out
 
 
-def _make_backward(xa, wa, y, relu, has_bias, need_dx, dev):
+def _into(x, like):
+    """Where the tape lets the gradient of input ``x`` be written (a strategy's bucket), if it
+    is shaped and typed like ``like``; else None."""
+    d = gradient_destination(x)
+    if d is not None and d.shape == like.shape and d.dtype == like.dtype \
+            and type(d) is type(like):
+        return d
+    return None
+
+
+def _make_backward(xa, wa, y, relu, has_bias, need_dx, dev, kernel=None, bias=None):
     def backward(g):
         ga = _backend(g) if isinstance(g, tnp.ndarray) else _np.asarray(g)
         low = ga.dtype in _LOW or wa.dtype in _LOW
@@ -72,13 +83,19 @@ def _make_backward(xa, wa, y, relu, has_bias, need_dx, dev):
             g32, x32, w32 = g2.astype(_np.float32), x2.astype(_np.float32), wa.astype(_np.float32)
         else:
             g32, x32, w32 = g2, x2, wa
-        dw = x32.T @ g32
+        # the kernel's and bias's gradients straight into a strategy's bucket when the tape
+        # offers one (the same GEMM and sum, their results' storage given)
+        same = not low and g32.dtype == wa.dtype and x32.dtype == wa.dtype
+        into = _into(kernel, wa) if same else None
+        dw = x32.T @ g32 if into is None else array_module(dev).matmul(x32.T, g32, out=into)
         # the inputs' cotangent only when a tape tracks them (not for the data batch)
         dx = wrap((g32 @ w32.T).astype(xa.dtype, copy=False).reshape(xa.shape), dev) \
             if need_dx else None
         out = [dx, wrap(dw.astype(wa.dtype, copy=False), dev)]
         if has_bias:
-            out.append(wrap(g32.sum(axis=0).astype(wa.dtype, copy=False), dev))
+            into = _into(bias, wa[0]) if same else None
+            db = g32.sum(axis=0) if into is None else g32.sum(axis=0, out=into)
+            out.append(wrap(db.astype(wa.dtype, copy=False), dev))
         return tuple(out)
     return backward
 

@@ -581,7 +581,12 @@ class Optimizer:
         # an aggregator that can start on a gradient as soon as it is final (a strategy's
         # bucketed all-reduce) is handed each one during the backward pass
         ready = getattr(self.gradient_aggregator, "gradient_ready", None)
-        grads = tape.gradient(loss, var_list, output_gradients=grad_loss, gradient_ready=ready)
+        # ... and may offer where to write them (its buckets), saving a copy; the gradients
+        # are only handed to apply_gradients here, so their storage may be the aggregator's
+        into = getattr(self.gradient_aggregator, "gradient_destination", None) \
+            if ready is not None else None
+        grads = tape.gradient(loss, var_list, output_gradients=grad_loss, gradient_ready=ready,
+                              gradient_destination=into)
         return self.apply_gradients(zip(grads, var_list))
 
     # ================================================================ config

@@ -97,6 +97,7 @@ class GradientBucketer:
         self._buckets = []
         self._slots = {}
         self._received = {}
+        self._lent = {}            # key -> the view of its slot handed out by slot()
         self._next = 0
 
     # -- layout --------------------------------------------------------------------------------
@@ -181,9 +182,29 @@ class GradientBucketer:
                                    "finish()ed; its reductions are still in flight")
             bucket.pending = len(bucket.keys)
         self._received = {}
+        self._lent = {}
         self._next = 0
 
     # -- per gradient --------------------------------------------------------------------------
+    def slot(self, key):
+        """This step's place for ``key``'s gradient in its bucket: a writable array shaped like
+        the gradient, where the backward pass may write it instead of handing over an array to
+        copy (then :meth:`gradient_ready` is given this very array). None where the bucket holds
+        another dtype (compression), after the gradient arrived, or once the bucket started.
+        Call it after :meth:`start`; the array is this rank's buffer, valid until the step's
+        gradients are handed over."""
+        where = self._slots.get(key)
+        if where is None or key in self._received:
+            return None
+        b_index, i = where
+        bucket = self._buckets[b_index]
+        if bucket.wire != bucket.dtype or bucket.started:
+            return None
+        o, n = bucket.offsets[i], bucket.sizes[i]
+        view = bucket.flat[o:o + n].reshape(bucket.shapes[i])
+        self._lent[key] = view
+        return view
+
     def gradient_ready(self, key, array):
         """Copy ``array``, the final gradient of ``key``, into its bucket; start every bucket
         that is now full and whose predecessors have started; drive the reductions in flight."""
@@ -200,9 +221,15 @@ class GradientBucketer:
         if shape != bucket.shapes[i]:
             raise ValueError(f"GradientBucketer.gradient_ready: the gradient of {key!r} has "
                              f"shape {shape}, expected {bucket.shapes[i]}")
-        offset, size = bucket.offsets[i], bucket.sizes[i]
-        # One copy (and the cast to the wire dtype, when compressing) into the flat buffer.
-        bucket.flat[offset:offset + size] = array.reshape(-1)
+        if self._lent.pop(key, None) is array:
+            # written in its slot already (slot()): from now on the peers read it, so this
+            # rank's copy of the gradient turns read-only (a transform in place fails loudly)
+            if not is_cupy(array):
+                array.flags.writeable = False
+        else:
+            # one copy (and the cast to the wire dtype, when compressing) into the flat buffer
+            offset, size = bucket.offsets[i], bucket.sizes[i]
+            bucket.flat[offset:offset + size] = array.reshape(-1)
         bucket.flat[bucket.numel + i] = 1
         self._received[key] = True
         bucket.pending -= 1
