@@ -159,6 +159,7 @@ class Optimizer:
         self._lr_fn = None         # a schedule or a no-argument callable
         self._set_learning_rate(learning_rate)
         self._slots = {}           # variable uid -> (variable, {slot name: Variable})
+        self._slot_order = []      # (variable, slot name, slot) in creation order
         self._slot_names = []
         self._built_uids = set()
         self._deferred_slots = {}  # (variable ref, slot name) -> value, see _restore_slot
@@ -282,6 +283,7 @@ class Optimizer:
         if pending is not None:
             self._assign_slot(slot, pending, var, slot_name)
         slots[slot_name] = slot
+        self._slot_order.append((var, slot_name, slot))
         if slot_name not in self._slot_names:
             self._slot_names.append(slot_name)
         return slot
@@ -316,8 +318,10 @@ class Optimizer:
         return {}
 
     def _slot_variables(self):
-        """(variable, slot name, slot variable) for every slot created so far."""
-        return [(var, n, s) for var, slots in self._slots.values() for n, s in slots.items()]
+        """(variable, slot name, slot variable) for every slot created so far, in creation
+        order: Keras's (``_add_slots`` makes each slot name for every variable before the
+        next name: m of every variable, then v), so weight lists line up with Keras's."""
+        return list(self._slot_order)
 
     def _assign_slot(self, slot, value, var, slot_name):
         a = _np.asarray(value.numpy() if isinstance(value, Variable) else
