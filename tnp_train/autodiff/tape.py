@@ -1065,7 +1065,7 @@ class _ReadyReporter:
                     if k not in first_use:
                         first_use[k] = i
                     uses[k] = uses.get(k, 0) + 1
-            if dest_fn is not None:
+            if node.inplace and dest_fn is not None:
                 for o in node.outputs:     # written in place: never direct
                     if id(o) in wanted:
                         uses[id(o)] = 2

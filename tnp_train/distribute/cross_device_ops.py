@@ -229,6 +229,7 @@ class AllReduceGradients:
         self._bucketer = None
         self._items = None         # (variable._uid, its array) in forward order
         self._vars = None          # variable._uid -> variable
+        self._dtypes = None        # variable._uid -> its dtype
         self._arrived = set()
         self._started = False
         self._riders = None        # (variables_fn, extended): ON_READ state summed with the step
@@ -315,6 +316,7 @@ class AllReduceGradients:
             uniq.setdefault(v._uid, v)
         self._vars = uniq
         self._items = [(key, backend_array(v)) for key, v in uniq.items()]
+        self._dtypes = {key: a.dtype for key, a in self._items}
         kwargs = {}
         if self._bucket_bytes:
             # CommunicationOptions(bytes_per_pack=...) sizes every bucket, the first one too
@@ -338,7 +340,8 @@ class AllReduceGradients:
         key = variable._uid
         if key not in self._vars or key in self._arrived:
             return
-        self._begin()
+        if not self._started:
+            self._begin()
         self._hand_over(key, gradient)
 
     def gradient_destination(self, variable):
@@ -351,14 +354,15 @@ class AllReduceGradients:
         key = variable._uid
         if key not in self._vars or key in self._arrived:
             return None
-        self._begin()
+        if not self._started:
+            self._begin()
         return self._bucketer.slot(key)
 
     def _hand_over(self, key, gradient):
-        va = backend_array(self._vars[key])
+        dtype = self._dtypes[key]
         g = backend_array(gradient) if is_tnp_array(gradient) else _np.asarray(gradient)
-        if g.dtype != va.dtype:
-            g = g.astype(va.dtype)
+        if g.dtype != dtype:
+            g = g.astype(dtype)
         self._arrived.add(key)
         self._bucketer.gradient_ready(key, g)
 

@@ -167,7 +167,8 @@ class GradientBucketer:
         for b_index, bucket in enumerate(buckets):
             bucket.flat = plan.buffer(b_index)
             for i, key in enumerate(bucket.keys):
-                slots[key] = (b_index, i)
+                # everything a gradient's arrival needs, looked up once
+                slots[key] = (b_index, i, bucket.offsets[i], bucket.sizes[i], bucket.shapes[i])
         self._buckets, self._slots, self._plan = buckets, slots, plan
 
     @property
@@ -196,12 +197,11 @@ class GradientBucketer:
         where = self._slots.get(key)
         if where is None or key in self._received:
             return None
-        b_index, i = where
+        b_index, _, o, n, shape = where
         bucket = self._buckets[b_index]
-        if bucket.wire != bucket.dtype or bucket.started:
+        if bucket.wire is not bucket.dtype and bucket.wire != bucket.dtype or bucket.started:
             return None
-        o, n = bucket.offsets[i], bucket.sizes[i]
-        view = bucket.flat[o:o + n].reshape(bucket.shapes[i])
+        view = bucket.flat[o:o + n].reshape(shape)
         self._lent[key] = view
         return view
 
@@ -209,7 +209,7 @@ class GradientBucketer:
         """Copy ``array``, the final gradient of ``key``, into its bucket; start every bucket
         that is now full and whose predecessors have started; drive the reductions in flight."""
         try:
-            b_index, i = self._slots[key]
+            b_index, i, offset, size, expected = self._slots[key]
         except (KeyError, TypeError):
             raise KeyError(f"GradientBucketer.gradient_ready: {key!r} was not given to "
                            "start()") from None
@@ -217,18 +217,20 @@ class GradientBucketer:
             raise ValueError(f"GradientBucketer.gradient_ready: {key!r} was given twice in one "
                              "step")
         bucket = self._buckets[b_index]
-        shape = tuple(getattr(array, "shape", np.shape(array)))
-        if shape != bucket.shapes[i]:
+        shape = getattr(array, "shape", None)
+        if shape is None:
+            array = np.asarray(array)
+            shape = array.shape
+        if shape != expected:
             raise ValueError(f"GradientBucketer.gradient_ready: the gradient of {key!r} has "
-                             f"shape {shape}, expected {bucket.shapes[i]}")
-        if self._lent.pop(key, None) is array:
+                             f"shape {tuple(shape)}, expected {expected}")
+        if self._lent and self._lent.pop(key, None) is array:
             # written in its slot already (slot()): from now on the peers read it, so this
             # rank's copy of the gradient turns read-only (a transform in place fails loudly)
-            if not is_cupy(array):
+            if type(array) is np.ndarray:
                 array.flags.writeable = False
         else:
             # one copy (and the cast to the wire dtype, when compressing) into the flat buffer
-            offset, size = bucket.offsets[i], bucket.sizes[i]
             bucket.flat[offset:offset + size] = array.reshape(-1)
         bucket.flat[bucket.numel + i] = 1
         self._received[key] = True
