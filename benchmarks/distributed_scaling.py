@@ -115,7 +115,10 @@ def worker_ceiling(steps, epochs):
     return size, size * BATCH * steps / statistics.median(times)
 
 
-def worker_torch(steps, epochs):
+def torch_ddp_mlp():
+    """Join this rank's gloo process group and make the MLP (ReLU between the layers) in
+    ``DistributedDataParallel``, with its SGD-with-momentum optimizer and loss:
+    ``(rank, size, model, opt, loss_fn)``. ``benchmarks/overlap.py`` uses it too."""
     import torch
     import torch.distributed as dist
 
@@ -131,7 +134,14 @@ def worker_torch(steps, epochs):
             layers.append(torch.nn.ReLU())
     model = torch.nn.parallel.DistributedDataParallel(torch.nn.Sequential(*layers))
     opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
-    loss_fn = torch.nn.CrossEntropyLoss()
+    return rank, size, model, opt, torch.nn.CrossEntropyLoss()
+
+
+def worker_torch(steps, epochs):
+    import torch
+    import torch.distributed as dist
+
+    rank, size, model, opt, loss_fn = torch_ddp_mlp()
     x, y = synthetic(BATCH * size * steps)
     x, y = torch.from_numpy(x), torch.from_numpy(y)
     times = []
@@ -150,12 +160,34 @@ def worker_torch(steps, epochs):
 
 
 # ------------------------------------------------------------------ the launcher
-def launch(impl, n, steps, epochs, port, timeout):
+def runnable(impls):
+    """The implementations named in ``impls`` (comma-separated) that can run here: torch only
+    where it is installed (else a line says it is skipped)."""
+    out = []
+    for impl in [s.strip() for s in impls.split(",") if s.strip()]:
+        if impl == "torch":
+            try:
+                import torch  # noqa: F401
+            except ImportError:
+                print("torch: not installed (pip install -e '.[bench]'), skipped")
+                continue
+        out.append(impl)
+    return out
+
+
+def mpi_env(port):
+    """The environment of a launch: Open MPI's root variables when run as root, yielding
+    while idle, one thread per rank, ``MASTER_PORT`` for PyTorch's process group."""
     env = dict(os.environ)
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     env.update(OMPI_MCA_mpi_yield_when_idle="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1", MASTER_PORT=str(port))
+    return env
+
+
+def launch(impl, n, steps, epochs, port, timeout):
+    env = mpi_env(port)
     if impl == "tnp-mpi":        # the same trainer with every gradient round through MPI
         env["TNP_COLLECTIVE_SHM"] = "0"
     worker = "tnp" if impl == "tnp-mpi" else impl
@@ -195,13 +227,7 @@ def main(argv=None):
           f"1 thread per rank, {args.rounds} alternated 1-/2-rank rounds, {args.steps} steps x "
           f"{args.epochs} timed epochs per launch; {os.cpu_count()} cores")
     port = 29500 + os.getpid() % 1000
-    for impl in [s.strip() for s in args.impls.split(",") if s.strip()]:
-        if impl == "torch":
-            try:
-                import torch  # noqa: F401
-            except ImportError:
-                print("torch: not installed (pip install -e '.[bench]'), skipped")
-                continue
+    for impl in runnable(args.impls):
         one, two = [], []
         for r in range(args.rounds):
             one.append(launch(impl, 1, args.steps, args.epochs, port, args.timeout))

@@ -33,18 +33,13 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-MPIEXEC = Path(sys.executable).parent / "mpiexec"
-SIZES = (784, 512, 512, 10)
-LR, MOMENTUM, BATCH, BLOCK = 0.01, 0.9, 128, 20
-RESULT = "RESULT "
+from distributed_scaling import (  # the same model, launcher and environment
+    BATCH, LR, MOMENTUM, MPIEXEC, RESULT, ROOT, SIZES, mpi_env, rank_and_size, runnable,
+    torch_ddp_mlp,
+)
 
-
-def _rank_size():
-    return (int(os.environ.get("OMPI_COMM_WORLD_RANK", 0)),
-            int(os.environ.get("OMPI_COMM_WORLD_SIZE", 1)))
+BLOCK = 20
 
 
 def _data(rank, seed=0):
@@ -141,19 +136,7 @@ def worker_torch(steps):
     import torch.distributed as dist
     from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
 
-    rank, size = _rank_size()
-    torch.set_num_threads(1)
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    dist.init_process_group("gloo", rank=rank, world_size=size)
-    torch.manual_seed(0)
-    layers = []
-    for i, (a, b) in enumerate(zip(SIZES[:-1], SIZES[1:])):
-        layers.append(torch.nn.Linear(a, b))
-        if i < len(SIZES) - 2:
-            layers.append(torch.nn.ReLU())
-    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Sequential(*layers))
-    opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
-    loss_fn = torch.nn.CrossEntropyLoss()
+    rank, size, model, opt, loss_fn = torch_ddp_mlp()
     xa, ya = _data(rank)
     x, y = torch.from_numpy(xa), torch.from_numpy(ya)
     params = list(model.parameters())
@@ -194,11 +177,7 @@ def worker_torch(steps):
 
 
 def launch(impl, steps, port, timeout):
-    env = dict(os.environ)
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    env.update(OMPI_MCA_mpi_yield_when_idle="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1", MASTER_PORT=str(port))
+    env = mpi_env(port)
     cmd = [str(MPIEXEC), "--oversubscribe", "-n", "2", sys.executable, __file__,
            "--worker", impl, "--steps", str(steps)]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
@@ -219,7 +198,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.worker:
         times = {"tnp": worker_tnp, "torch": worker_torch}[args.worker](args.steps)
-        if _rank_size()[0] == 0:
+        if rank_and_size()[0] == 0:
             print(RESULT + json.dumps(times))
         return 0
     if not MPIEXEC.exists():
@@ -228,13 +207,7 @@ def main(argv=None):
     print(f"overlap: MLP {'-'.join(map(str, SIZES))}, batch {BATCH} per rank, 2 ranks, 1 thread "
           f"per rank, medians over {args.steps} steps per variant; {os.cpu_count()} cores")
     port = 29600 + os.getpid() % 1000
-    for impl in [s.strip() for s in args.impls.split(",") if s.strip()]:
-        if impl == "torch":
-            try:
-                import torch  # noqa: F401
-            except ImportError:
-                print("torch: not installed (pip install -e '.[bench]'), skipped")
-                continue
+    for impl in runnable(args.impls):
         times = launch(impl, args.steps, port, args.timeout)
         port += 1
         ms = {k: 1e3 * v for k, v in times.items()}
