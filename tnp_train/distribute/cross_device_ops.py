@@ -358,6 +358,14 @@ class AllReduceGradients:
             self._begin()
         return self._bucketer.slot(key)
 
+    def abandon_step(self):
+        """The backward pass that was handing gradients over failed: forget what this step
+        handed over, so the next step hands every gradient over again (and none of this step's
+        stays in a bucket). A bucket whose reduction had started is still in flight: the next
+        step's start then fails loudly instead of mixing the rounds."""
+        self._arrived = set()
+        self._started = False
+
     def _hand_over(self, key, gradient):
         dtype = self._dtypes[key]
         g = backend_array(gradient) if is_tnp_array(gradient) else _np.asarray(gradient)
@@ -445,6 +453,9 @@ class PerReplicaGradients:
 
     def gradient_destination(self, variable):
         return self._mine().gradient_destination(variable)
+
+    def abandon_step(self):
+        return self._mine().abandon_step()
 
     def __call__(self, grads_and_vars):
         return self._mine()(grads_and_vars)

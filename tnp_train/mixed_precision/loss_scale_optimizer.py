@@ -279,8 +279,14 @@ class LossScaleOptimizer(Optimizer):
                 unscaled[id(v)] = ug
                 ready(v, ug)
 
-            tape.gradient(scaled, var_list, output_gradients=grad_loss,
-                          gradient_ready=unscale_then_hand_over)
+            try:
+                tape.gradient(scaled, var_list, output_gradients=grad_loss,
+                              gradient_ready=unscale_then_hand_over)
+            except BaseException:
+                abandon = getattr(self._inner.gradient_aggregator, "abandon_step", None)
+                if abandon is not None:
+                    abandon()
+                raise
             grads = [unscaled[id(v)] for v in var_list]
         return self.apply_gradients(zip(grads, var_list), name=name)
 

@@ -589,8 +589,16 @@ class Optimizer:
         # are only handed to apply_gradients here, so their storage may be the aggregator's
         into = getattr(self.gradient_aggregator, "gradient_destination", None) \
             if ready is not None else None
-        grads = tape.gradient(loss, var_list, output_gradients=grad_loss, gradient_ready=ready,
-                              gradient_destination=into)
+        try:
+            grads = tape.gradient(loss, var_list, output_gradients=grad_loss,
+                                  gradient_ready=ready, gradient_destination=into)
+        except BaseException:
+            # the aggregator must not keep this step's half-handed-over gradients
+            abandon = getattr(self.gradient_aggregator, "abandon_step", None) \
+                if ready is not None else None
+            if abandon is not None:
+                abandon()
+            raise
         return self.apply_gradients(zip(grads, var_list))
 
     # ================================================================ config
