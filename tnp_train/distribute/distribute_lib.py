@@ -783,7 +783,7 @@ class StrategyExtended:
         carried them with the step): :meth:`_read_on_read` uses them while the variables are
         unchanged since (the same on every rank, which run the same steps), instead of a
         collective of its own."""
-        self._on_read_sums = {v.ref(): (ver, s) for v, ver, s in zip(variables, versions, sums)}
+        self._on_read_sums = {v._uid: (ver, s) for v, ver, s in zip(variables, versions, sums)}
 
     def _carried_sums(self, variables, idx):
         """The carried sums of ``variables[i]`` for every ``i`` in ``idx``, or None unless
@@ -794,7 +794,7 @@ class StrategyExtended:
         out = []
         for i in idx:
             v = variables[i]
-            hit = cache.get(v.ref())
+            hit = cache.get(v._uid)
             if hit is None or hit[0] != _version(v):
                 return None
             out.append(hit[1])
