@@ -3,7 +3,8 @@ last gradient is final, so the reduction overlaps the rest of the backward pass.
 
 The model is PyTorch DDP's reducer: buckets are built once, in reverse order of the variables
 (a backward pass produces the last layer's gradients first); every gradient is copied into its
-bucket's flat buffer as it arrives; a full bucket starts its all-reduce at once, but never
+bucket's flat buffer as it arrives, or computed there in the first place (:meth:`slot`, which
+the tape offers to a dense layer's backward); a full bucket starts its all-reduce at once, but never
 before the buckets ahead of it, so buckets start (and so complete) in the same order on every
 rank, whatever order a rank's gradients came in. Every arrival also drives MPI progress, since
 Open MPI here has no progress thread of its own.
@@ -206,8 +207,9 @@ class GradientBucketer:
         return view
 
     def gradient_ready(self, key, array):
-        """Copy ``array``, the final gradient of ``key``, into its bucket; start every bucket
-        that is now full and whose predecessors have started; drive the reductions in flight."""
+        """Copy ``array``, the final gradient of ``key``, into its bucket (unless it is the
+        array :meth:`slot` lent for it, written there already); start every bucket that is now
+        full and whose predecessors have started; drive the reductions in flight."""
         try:
             b_index, i, offset, size, expected = self._slots[key]
         except (KeyError, TypeError):
