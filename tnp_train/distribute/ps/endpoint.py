@@ -159,6 +159,11 @@ class Endpoint:
                 if r in self.lost:
                     continue
                 self.lost.add(r)
+            # however the loss was learnt (ULFM, a failed send, another rank's report), this
+            # process must not wait in MPI_Finalize for the dead rank at exit
+            note = getattr(self.transport, "note_lost", None)
+            if note is not None:
+                note((r,))
             # the role hears first, so a caller woken by the failed request sees its state
             self.handler.on_lost(r)
             with self._lock:

@@ -145,6 +145,12 @@ class MPITransport:
             return []
         return [r for r in ranks if r is not None and r >= 0]
 
+    @staticmethod
+    def note_lost(ranks):
+        """Ranks of the job known to be lost, however this process learnt it: it then leaves
+        without ``MPI_Finalize`` (see :func:`note_lost`)."""
+        note_lost(ranks)
+
     def _more_failed(self, ranks):
         new = [r for r in ranks if r not in self._failed]
         self._failed.update(new)
