@@ -1058,14 +1058,16 @@ class _ReadyReporter:
         wanted = {}
         for s in sources:
             wanted.setdefault(id(s), s)
+        count = dest_fn is not None    # reads are counted only to offer destinations
         for i, node in enumerate(tape._nodes):
             for _, _, x in node.inputs:
                 k = id(x)
                 if k in wanted:
                     if k not in first_use:
                         first_use[k] = i
-                    uses[k] = uses.get(k, 0) + 1
-            if node.inplace and dest_fn is not None:
+                    if count:
+                        uses[k] = uses.get(k, 0) + 1
+            if count and node.inplace:
                 for o in node.outputs:     # written in place: never direct
                     if id(o) in wanted:
                         uses[id(o)] = 2
@@ -1073,7 +1075,7 @@ class _ReadyReporter:
         self.direct = None             # node index -> the sources it alone makes
         for k, s in wanted.items():
             self.pending.setdefault(first_use.get(k, -1), []).append(s)
-            if dest_fn is not None and uses.get(k) == 1:
+            if count and uses.get(k) == 1:
                 if self.direct is None:
                     self.direct = {}
                 self.direct.setdefault(first_use[k], []).append(s)
