@@ -63,10 +63,10 @@ def dense(x, kernel, bias=None, relu=False):
 
 def _into(x, like):
     """Where the tape lets the gradient of input ``x`` be written (a strategy's bucket), if it
-    is shaped and typed like ``like``; else None."""
+    is shaped and typed like ``like`` and on its device (a GPU array); else None."""
     d = gradient_destination(x)
     if d is not None and d.shape == like.shape and d.dtype == like.dtype \
-            and type(d) is type(like):
+            and type(d) is type(like) and (type(d) is _np.ndarray or d.device == like.device):
         return d
     return None
 
