@@ -53,6 +53,14 @@ def synthetic(n, seed=0):
     return x, y
 
 
+def tnp_mlp(tt):
+    """The reference MLP as a ``tt.Sequential`` (ReLU between the layers, logits out), made in
+    the current scope; ``benchmarks/overlap.py`` uses it too."""
+    return tt.Sequential([tt.Input((SIZES[0],))]
+                         + [tt.layers.Dense(s, activation="relu") for s in SIZES[1:-1]]
+                         + [tt.layers.Dense(SIZES[-1])])
+
+
 # ------------------------------------------------------------------ workers (under mpiexec)
 def worker_tnp(steps, epochs):
     sys.path.insert(0, str(ROOT))
@@ -65,9 +73,7 @@ def worker_tnp(steps, epochs):
     ds = tt.data.Dataset.from_tensor_slices((x, y)).batch(global_batch)
     tt.utils.set_random_seed(0)
     with strategy.scope():
-        model = tt.Sequential([tt.Input((SIZES[0],))]
-                              + [tt.layers.Dense(s, activation="relu") for s in SIZES[1:-1]]
-                              + [tt.layers.Dense(SIZES[-1])])
+        model = tnp_mlp(tt)
         model.compile(tt.optimizers.SGD(LR, momentum=MOMENTUM),
                       loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
 
@@ -101,9 +107,7 @@ def worker_ceiling(steps, epochs):
     x, y = synthetic(BATCH * steps, seed=rank)
     ds = tt.data.Dataset.from_tensor_slices((x, y)).batch(BATCH)
     tt.utils.set_random_seed(rank)
-    model = tt.Sequential([tt.Input((SIZES[0],))]
-                          + [tt.layers.Dense(s, activation="relu") for s in SIZES[1:-1]]
-                          + [tt.layers.Dense(SIZES[-1])])
+    model = tnp_mlp(tt)
     model.compile(tt.optimizers.SGD(LR, momentum=MOMENTUM),
                   loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
     model.fit(ds, epochs=1, verbose=0)                     # warm-up, as the others

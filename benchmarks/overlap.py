@@ -36,7 +36,7 @@ import time
 
 from distributed_scaling import (  # the same model, launcher and environment
     BATCH, LR, MOMENTUM, MPIEXEC, RESULT, ROOT, SIZES, mpi_env, rank_and_size, runnable,
-    torch_ddp_mlp,
+    tnp_mlp, torch_ddp_mlp,
 )
 
 BLOCK = 20
@@ -80,9 +80,7 @@ def worker_tnp(steps):
     n = strategy.num_replicas_in_sync
     tt.utils.set_random_seed(0)
     with strategy.scope():
-        model = tt.Sequential([tt.Input((SIZES[0],))]
-                              + [tt.layers.Dense(s, activation="relu") for s in SIZES[1:-1]]
-                              + [tt.layers.Dense(SIZES[-1])])
+        model = tnp_mlp(tt)
         opt = tt.optimizers.SGD(LR, momentum=MOMENTUM)
         model.compile(opt, loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
     xa, ya = _data(comm.Get_rank())

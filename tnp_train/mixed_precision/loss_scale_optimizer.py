@@ -41,7 +41,7 @@ from tnp.extend import backend_array as _backend, device_of as _device_of, is_tn
 from tnp.extend import array_module, is_inexact, wrap
 
 from ..autodiff import Variable
-from ..optimizers.base_optimizer import Optimizer
+from ..optimizers.base_optimizer import Optimizer, _abandoned_on_failure
 
 __all__ = ["LossScaleOptimizer"]
 
@@ -279,14 +279,9 @@ class LossScaleOptimizer(Optimizer):
                 unscaled[id(v)] = ug
                 ready(v, ug)
 
-            try:
+            with _abandoned_on_failure(self._inner.gradient_aggregator):
                 tape.gradient(scaled, var_list, output_gradients=grad_loss,
                               gradient_ready=unscale_then_hand_over)
-            except BaseException:
-                abandon = getattr(self._inner.gradient_aggregator, "abandon_step", None)
-                if abandon is not None:
-                    abandon()
-                raise
             grads = [unscaled[id(v)] for v in var_list]
         return self.apply_gradients(zip(grads, var_list), name=name)
 

@@ -41,6 +41,7 @@ variable (a checkpoint restore, a callback assigning the rate), which its versio
 """
 from __future__ import annotations
 
+import contextlib
 import numbers
 import sys
 import threading
@@ -101,6 +102,20 @@ def _increment(a):
 
 def _decay_in_place(w, d):
     w -= d * w
+
+
+@contextlib.contextmanager
+def _abandoned_on_failure(aggregator):
+    """A backward pass handing gradients over to ``aggregator`` runs inside: if it fails, the
+    aggregator forgets the step (``abandon_step``), so no half-handed-over gradient stays in it
+    for the next step."""
+    try:
+        yield
+    except BaseException:
+        abandon = getattr(aggregator, "abandon_step", None)
+        if abandon is not None:
+            abandon()
+        raise
 
 
 class Optimizer:
@@ -589,16 +604,9 @@ class Optimizer:
         # are only handed to apply_gradients here, so their storage may be the aggregator's
         into = getattr(self.gradient_aggregator, "gradient_destination", None) \
             if ready is not None else None
-        try:
+        with _abandoned_on_failure(self.gradient_aggregator if ready is not None else None):
             grads = tape.gradient(loss, var_list, output_gradients=grad_loss,
                                   gradient_ready=ready, gradient_destination=into)
-        except BaseException:
-            # the aggregator must not keep this step's half-handed-over gradients
-            abandon = getattr(self.gradient_aggregator, "abandon_step", None) \
-                if ready is not None else None
-            if abandon is not None:
-                abandon()
-            raise
         return self.apply_gradients(zip(grads, var_list))
 
     # ================================================================ config

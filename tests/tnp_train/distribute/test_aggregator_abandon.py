@@ -45,7 +45,13 @@ def _step(model, opt, x, y, fail=False):
     opt.minimize(loss, model.trainable_variables)
 
 
-def _replicas(batches, fail_at, bucket_bytes=None):
+def _sgd(aggregator=None, loss_scale=False):
+    opt = tt.optimizers.SGD(0.1, momentum=0.9, gradient_aggregator=aggregator)
+    return tt.mixed_precision.LossScaleOptimizer(opt, initial_scale=2 ** 8) if loss_scale \
+        else opt
+
+
+def _replicas(batches, fail_at, bucket_bytes=None, loss_scale=False):
     """Train two replicas on halves of each batch; step ``fail_at`` fails in the backward pass
     (after the last layer's gradients were handed over) on both. Returns each replica's
     weights, or the exception that ended it."""
@@ -56,7 +62,7 @@ def _replicas(batches, fail_at, bucket_bytes=None):
     def body(i):
         comm = group.member(i)
         agg = AllReduceGradients(comm, 2, bucket_bytes=bucket_bytes)
-        opt = tt.optimizers.SGD(0.1, momentum=0.9, gradient_aggregator=agg)
+        opt = _sgd(agg, loss_scale)
         try:
             for s, (x, y) in enumerate(batches):
                 lo, hi = i * GLOBAL // 2, (i + 1) * GLOBAL // 2
@@ -76,11 +82,12 @@ def _replicas(batches, fail_at, bucket_bytes=None):
     return results
 
 
-def test_after_a_failed_backward_the_next_steps_reduce_their_own_gradients():
+@pytest.mark.parametrize("loss_scale", [False, True], ids=["sgd", "loss-scale"])
+def test_after_a_failed_backward_the_next_steps_reduce_their_own_gradients(loss_scale):
     batches = _batches(4)
-    got = _replicas(batches, fail_at=1)
+    got = _replicas(batches, fail_at=1, loss_scale=loss_scale)
     ref = _model()
-    opt = tt.optimizers.SGD(0.1, momentum=0.9)
+    opt = _sgd(loss_scale=loss_scale)
     for s, (x, y) in enumerate(batches):
         if s != 1:                     # the failed step applies nothing
             _step(ref, opt, x, y)
