@@ -16,7 +16,7 @@ the efficiency this machine allows when two single-threaded processes compute at
 two cores share caches and memory bandwidth), the bound for any data-parallel implementation.
 
     python benchmarks/distributed_scaling.py [--rounds 5] [--steps 30] [--epochs 3]
-                                             [--impls tnp,tnp-mpi,ceiling,torch]
+                                             [--impls tnp,tnp-sharded,tnp-mpi,ceiling,torch]
 
 Run as root, this sets Open MPI's root variables itself; it always passes ``--oversubscribe``
 and ``OMPI_MCA_mpi_yield_when_idle=1``. The workers are this same file with ``--worker IMPL``.
@@ -194,7 +194,9 @@ def launch(impl, n, steps, epochs, port, timeout):
     env = mpi_env(port)
     if impl == "tnp-mpi":        # the same trainer with every gradient round through MPI
         env["TNP_COLLECTIVE_SHM"] = "0"
-    worker = "tnp" if impl == "tnp-mpi" else impl
+    if impl == "tnp-sharded":    # each rank updating its part of weights the ranks share
+        env["TNP_SHARDED_UPDATE"] = "1"
+    worker = "tnp" if impl in ("tnp-mpi", "tnp-sharded") else impl
     cmd = [str(MPIEXEC), "--oversubscribe", "-n", str(n), sys.executable, __file__,
            "--worker", worker, "--steps", str(steps), "--epochs", str(epochs)]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
@@ -211,8 +213,9 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=30, help="global batches per epoch")
     ap.add_argument("--epochs", type=int, default=3, help="timed epochs per launch (after one warm-up)")
     ap.add_argument("--impls", default="tnp,ceiling,torch",
-                    help="comma-separated: tnp, tnp-mpi (gradients through MPI, not shared "
-                         "memory), torch, ceiling (no communication at all)")
+                    help="comma-separated: tnp, tnp-sharded (TNP_SHARDED_UPDATE=1: each rank "
+                         "updates its part of shared weights), tnp-mpi (gradients through MPI, not shared memory), torch, "
+                         "ceiling (no communication at all)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per launch")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

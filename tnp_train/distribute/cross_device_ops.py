@@ -233,6 +233,7 @@ class AllReduceGradients:
         self._arrived = set()
         self._started = False
         self._riders = None        # (variables_fn, extended): ON_READ state summed with the step
+        self._sharded = None       # ShardedUpdate, False (cannot shard), None (not tried yet)
         self._rider_plan = None    # (signature, persistent plan) of that state
 
     def carry_on_read(self, variables_fn, extended):
@@ -302,6 +303,10 @@ class AllReduceGradients:
         self._vars = None
         self._arrived = set()
         self._started = False
+        if self._sharded:
+            # the weights leave the segment they shared with the lost worker
+            self._sharded.detach()
+        self._sharded = None
         if self._rider_plan is not None:
             self._rider_plan[1].close()
         self._rider_plan = None
@@ -329,6 +334,11 @@ class AllReduceGradients:
 
     def _begin(self):
         if not self._started:
+            if self._sharded:
+                # before this rank starts any bucket of the step: no peer updates its part of
+                # the shared weights until then, so a weight written outside the sharded
+                # update since the last step is copied back in before any update
+                self._sharded.rebind()
             self._bucketer.start(self._items)
             self._started = True
 
@@ -357,6 +367,49 @@ class AllReduceGradients:
         if not self._started:
             self._begin()
         return self._bucketer.slot(key)
+
+    def sharded_update(self, pairs, optimizer):
+        """This step's sharded update (``sharded_update.ShardedUpdate``: each rank updates its
+        part of weights and slots the ranks share), or None where the ordinary all-reduce and
+        update must run: the first step (it lays the buckets out), another optimizer, a
+        variable outside the buckets. Collective the first time it can shard (every rank gets
+        here at the same step); the decision is the same on every rank."""
+        if self._bucketer is None or self._comm is None or self._comm.size == 1:
+            return None
+        state = self._sharded
+        if state is None:
+            from .sharded_update import ShardedUpdate
+            state = ShardedUpdate.make(self._comm, self._bucketer, optimizer, self._vars)
+            self._sharded = state = state if state is not None else False
+        if state is False or state.optimizer is not optimizer:
+            return None
+        keys = self._vars
+        if any(v._uid not in keys for _, v in pairs):
+            return None
+        return state
+
+    def apply_sharded(self, state, pairs, learning_rate):
+        """Hand this step's gradients over (those not handed over during the backward pass)
+        and run ``state``'s part of the update (see :meth:`sharded_update`)."""
+        try:
+            self._begin()
+            given = {v._uid: g for g, v in pairs if g is not None}
+            for key, _ in reversed(self._items):
+                if key not in self._arrived and key in given:
+                    self._hand_over(key, given[key])
+            self._bucketer.launch_remaining()
+            riders = self._start_riders()
+            try:
+                state.run(learning_rate)
+            except BaseException:
+                if riders is not None:
+                    self._cancel_riders()
+                raise
+            if riders is not None:
+                self._finish_riders(riders)
+        finally:
+            self._arrived = set()
+            self._started = False
 
     def abandon_step(self):
         """The backward pass that was handing gradients over failed: forget what this step

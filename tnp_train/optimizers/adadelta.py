@@ -34,3 +34,6 @@ class Adadelta(Optimizer):
 
     def get_config(self):
         return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon}
+
+
+Adadelta._elementwise_update = Adadelta    # see Optimizer._shardable

@@ -39,3 +39,6 @@ class Adagrad(Optimizer):
         return {**super().get_config(),
                 "initial_accumulator_value": self.initial_accumulator_value,
                 "epsilon": self.epsilon}
+
+
+Adagrad._elementwise_update = Adagrad    # see Optimizer._shardable

@@ -54,3 +54,6 @@ class Adam(Optimizer):
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
                 "epsilon": self.epsilon, "amsgrad": self.amsgrad}
+
+
+Adam._elementwise_update = Adam    # see Optimizer._shardable

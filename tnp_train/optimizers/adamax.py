@@ -35,3 +35,6 @@ class Adamax(Optimizer):
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
                 "epsilon": self.epsilon}
+
+
+Adamax._elementwise_update = Adamax    # see Optimizer._shardable

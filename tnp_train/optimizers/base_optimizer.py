@@ -515,8 +515,39 @@ class Optimizer:
         with _tracing.span(f"{type(self).__name__}.apply_gradients", "optimizer"):
             return self._apply_gradients(grads_and_vars, experimental_aggregate_gradients)
 
+    # An optimizer whose update_step is an elementwise rule (each element of a variable and of
+    # its slots updated from that element of the gradient and per-step scalars) sets this to its
+    # class: the rule then holds on any part of the flat variable, which the sharded update of
+    # a strategy (distribute/sharded_update.py) relies on. A subclass that overrides update_step,
+    # build or _prepare_step is not assumed to keep it.
+    _elementwise_update = None
+
+    def _shardable(self):
+        owner = self._elementwise_update
+        cls = type(self)
+        return (owner is not None and cls.update_step is owner.update_step
+                and cls.build is owner.build and cls._prepare_step is owner._prepare_step
+                and self.clipvalue is None and self.clipnorm is None
+                and self.global_clipnorm is None and not self.gradient_transformers
+                and (self._fuses_weight_decay or not self.weight_decay))
+
     def _apply_gradients(self, grads_and_vars, experimental_aggregate_gradients):
         pairs = self._validated_pairs(grads_and_vars)
+        # under a strategy whose ranks share a machine, each may update only its part of
+        # weights they share (ZeRO-1; see tnp_train.distribute.sharded_update)
+        sharded = getattr(self.gradient_aggregator, "sharded_update", None) \
+            if experimental_aggregate_gradients else None
+        if sharded is not None and self._shardable() and \
+                all(v._uid in self._built_uids for _, v in pairs):
+            state = sharded(pairs, self)
+            if state is not None:
+                self._t = self._steps_taken() + 1
+                lr = self._current_learning_rate()
+                self._prepare_step(lr)
+                self.gradient_aggregator.apply_sharded(state, pairs, lr)
+                self.iterations.update(_increment)
+                self._iter_host.set(self.iterations, self._t)
+                return self.iterations
         if experimental_aggregate_gradients:
             pairs = list(self.gradient_aggregator(pairs))
         if (self.clipvalue is not None or self.clipnorm is not None or

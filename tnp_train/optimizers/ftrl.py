@@ -80,3 +80,6 @@ class Ftrl(Optimizer):
                 "l2_shrinkage_regularization_strength":
                     self.l2_shrinkage_regularization_strength,
                 "beta": self.beta}
+
+
+Ftrl._elementwise_update = Ftrl    # see Optimizer._shardable

@@ -36,3 +36,6 @@ class Lion(Optimizer):
 
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2}
+
+
+Lion._elementwise_update = Lion    # see Optimizer._shardable

@@ -64,3 +64,6 @@ class Nadam(Optimizer):
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
                 "epsilon": self.epsilon, "schedule_decay": self.schedule_decay}
+
+
+Nadam._elementwise_update = Nadam    # see Optimizer._shardable

@@ -44,3 +44,6 @@ class RMSprop(Optimizer):
     def get_config(self):
         return {**super().get_config(), "rho": self.rho, "momentum": self.momentum,
                 "epsilon": self.epsilon, "centered": self.centered}
+
+
+RMSprop._elementwise_update = RMSprop    # see Optimizer._shardable

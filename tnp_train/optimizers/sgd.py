@@ -34,3 +34,6 @@ class SGD(Optimizer):
 
     def get_config(self):
         return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
+
+
+SGD._elementwise_update = SGD    # see Optimizer._shardable

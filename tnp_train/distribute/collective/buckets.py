@@ -256,6 +256,50 @@ class GradientBucketer:
             if self._buckets[b_index].started and not plan.test(b_index):
                 break
 
+    # -- sharded update ------------------------------------------------------------------------
+    @property
+    def shardable(self):
+        """Whether :meth:`finish_sharded` can run: the buckets are laid out, on a shared-memory
+        plan (every rank on this machine, host memory), and sent in their own dtype."""
+        plan = self._plan
+        return bool(plan is not None and getattr(plan, "shared", False) and self._buckets
+                    and self.op == "sum"
+                    and all(b.wire == b.dtype and b.xp is np for b in self._buckets))
+
+    def layout(self):
+        """Per bucket, in reduction order: ``(keys, offsets, sizes, shapes, dtype, (lo, hi))``,
+        where ``[lo, hi)`` is the part of the bucket's flat buffer this rank sums (and updates,
+        in :meth:`finish_sharded`); the keys' gradients sit at ``offsets`` in it."""
+        return [(list(b.keys), list(b.offsets), list(b.sizes), list(b.shapes), b.dtype,
+                 self._plan.chunk(i)) for i, b in enumerate(self._buckets)]
+
+    def finish_sharded(self, apply):
+        """End the step as :meth:`finish`, but instead of taking every bucket's sums, call
+        ``apply(b_index, lo, hi, sums, present)`` for this rank's part ``[lo, hi)`` of each
+        bucket's flat sums (``sums``, a view valid during the call; ``present[i]`` whether any
+        rank gave the bucket's key ``i`` a gradient), and return once every rank has made its
+        calls: each rank updates its part of state the ranks share (``shardable`` only)."""
+        self.launch_remaining()
+        plan = self._plan
+        size = self.comm.size
+        try:
+            for b_index, bucket in enumerate(self._buckets):
+                def then(lo, hi, sums, b_index=b_index, bucket=bucket):
+                    n = bucket.numel
+                    present = plan.peer_buffer(0, b_index)[n:].copy()
+                    for p in range(1, size):
+                        present += plan.peer_buffer(p, b_index)[n:]
+                    apply(b_index, lo, hi, sums, (present != 0).tolist())
+                plan.wait(b_index, then=then)
+                bucket.started = False
+        except BaseException:
+            for b_index, bucket in enumerate(self._buckets):
+                if bucket.started:
+                    plan.cancel(b_index)
+                    bucket.started = False
+            raise
+        self._reset()
+
     # -- end of step ---------------------------------------------------------------------------
     def launch_remaining(self):
         """Start every bucket not started yet, the gradients no one handed over counting as

@@ -36,7 +36,7 @@ from .base import CollectiveMismatchError, CollectivePeerExitError, apply_mean, 
     normalize_op, now
 
 __all__ = ["PersistentAllreduce", "SharedMemoryAllreduce", "make_plan", "set_shared_memory",
-           "mark_left"]
+           "mark_left", "shared_mapping"]
 
 _ALIGN = 64                 # each bucket on its own cache lines
 _PAGE = mmap.PAGESIZE
@@ -121,9 +121,10 @@ class SharedMemoryAllreduce(PersistentAllreduce):
     SCATTER_BYTES = 64 << 10   # below it, one more flag round costs more than the work saved
 
     # A rank's region: a page of flags, then its buffers. Flag words: 0 "this rank has left",
-    # then per buffer i: 1 + 3i the last round it started, 2 + 3i the last round it finished
-    # reading every rank's buffer i, 3 + 3i the last round it wrote its chunk of the result.
-    WORDS = 3
+    # then per buffer i: 1 + 4i the last round it started, 2 + 4i the last round it finished
+    # reading every rank's buffer i, 3 + 4i the last round it wrote its chunk of the result,
+    # 4 + 4i the last round it applied its chunk (``wait(i, then=...)``: a sharded update).
+    WORDS = 4
 
     def __init__(self, comm, specs, op, mapping, region_bytes, offsets, pids=None,
                  results=None, transient=False):
@@ -163,8 +164,8 @@ class SharedMemoryAllreduce(PersistentAllreduce):
         """Wait until every peer has read this rank's buffer ``i`` of the last round (normally
         at once: a peer reads it before its own step ends)."""
         r = self._round[i]
-        if r and not self._all_at(2 + 3 * i, r):
-            self._wait_for(2 + 3 * i, r, i, "to read the previous round of")
+        if r and not self._all_at(2 + 4 * i, r):
+            self._wait_for(2 + 4 * i, r, i, "to read the previous round of")
 
     def start(self, i):
         if self._started[i]:
@@ -178,36 +179,74 @@ class SharedMemoryAllreduce(PersistentAllreduce):
         # other collectives in one order): the profiler matches a collective across ranks by it
         self._seq[i] = self.comm._next_seq()
         self._summed[i] = False
-        self._mine[1 + 3 * i] = r      # after the data: the flag publishes it
+        self._mine[1 + 4 * i] = r      # after the data: the flag publishes it
 
     def test(self, i):
         if self._results[i] is not None:
             return True
         if not self._summed[i]:
-            if not self._all_at(1 + 3 * i, self._round[i]):
+            if not self._all_at(1 + 4 * i, self._round[i]):
                 self._check_left(i)
                 return False
             self._reduce(i)
         if self._results[i] is None:
-            if not self._all_at(3 + 3 * i, self._round[i]):
+            if not self._all_at(3 + 4 * i, self._round[i]):
                 self._check_left(i)
                 return False
             self._gather(i)
         return True
 
-    def wait(self, i):
+    def wait(self, i, then=None):
+        """The result of round ``i``; or, with ``then`` (a sharded update, op "sum" only), call
+        ``then(lo, hi, sums)`` with this rank's chunk ``[lo, hi)`` of the sums (a view, to be
+        used before returning) and return None once every rank has returned from its own call:
+        each rank updates its own part of state all ranks share, in place of taking the whole
+        result."""
         r = self._round[i]
         if not self._summed[i] and self._results[i] is None:
-            if not self._all_at(1 + 3 * i, r):
-                self._wait_for(1 + 3 * i, r, i, "to start")
+            if not self._all_at(1 + 4 * i, r):
+                self._wait_for(1 + 4 * i, r, i, "to start")
             self._reduce(i)
+        if then is not None:
+            return self._apply(i, then)
         if self._results[i] is None:
-            if not self._all_at(3 + 3 * i, r):
-                self._wait_for(3 + 3 * i, r, i, "to sum its part of")
+            if not self._all_at(3 + 4 * i, r):
+                self._wait_for(3 + 4 * i, r, i, "to sum its part of")
             self._gather(i)
         out, self._results[i] = self._results[i], None
         self._started[i] = False
         return out
+
+    def chunk(self, i):
+        """``(lo, hi)``: the elements of buffer ``i`` this rank sums (and, in a sharded update,
+        applies); the chunks of the ranks tile the buffer in rank order."""
+        return self._chunk[i]
+
+    def peer_buffer(self, p, i):
+        """Rank ``p``'s buffer ``i`` as written for the current round (read it only after
+        every rank started the round, e.g. inside ``wait(i, then=...)``)."""
+        return self._data[p][i]
+
+    def _apply(self, i, then):
+        if self.op != "sum":
+            raise ValueError(f"{self._describe(i)}: a sharded update needs op 'sum'")
+        r = self._round[i]
+        lo, hi = self._chunk[i]
+        shared = self._shared[i]
+        gathered = self._results[i] is not None
+        # the shared region's chunk (only this rank writes it), or this rank's whole sum
+        sums = shared[lo:hi] if shared is not None else self._results[i][lo:hi]
+        then(lo, hi, sums)
+        self._mine[4 + 4 * i] = r          # after the update: the flag publishes it
+        self._results[i] = None
+        if not self._all_at(4 + 4 * i, r):
+            self._wait_for(4 + 4 * i, r, i, "to apply its part of")
+        self._started[i] = False
+        if shared is not None and not gathered:
+            count, dtype = self._specs[i]
+            self.comm._report("allreduce", self.op, self._seq[i], count * dtype.itemsize,
+                              self._t0[i], self._t1[i], now())
+        return None
 
     def cancel(self, i):
         self._started[i] = False
@@ -242,12 +281,12 @@ class SharedMemoryAllreduce(PersistentAllreduce):
             ufunc(parts[0], parts[1], out=out)      # rank order: the same bits everywhere
             for part in parts[2:]:
                 ufunc(out, part, out=out)
-        self._mine[2 + 3 * i] = self._round[i]      # done reading every rank's buffer
+        self._mine[2 + 4 * i] = self._round[i]      # done reading every rank's buffer
         self._summed[i] = True
         if shared is None:
             self._finish(i, out)
         else:
-            self._mine[3 + 3 * i] = self._round[i]  # after the sums: the flag publishes them
+            self._mine[3 + 4 * i] = self._round[i]  # after the sums: the flag publishes them
 
     def _gather(self, i):
         """Every rank has written its chunk of buffer ``i``'s result: take it."""
@@ -424,13 +463,28 @@ def make_plan(comm, specs, op="sum", xp=np, transient=False):
     offsets, region = _layout(specs)
     results, shared_bytes = _result_layout(specs, region * size)
     total = region * size + shared_bytes
+    mapping = shared_mapping(comm, total, "allreduce")
+    if mapping is None:
+        return PersistentAllreduce(comm, specs, op, xp)
+    plan = SharedMemoryAllreduce(comm, specs, op, mapping, region, offsets,
+                                 [info[3] for info in infos], results, transient)
+    plans = getattr(comm, "_plans", None)
+    if plans is not None:
+        plans.add(plan)
+    return plan
+
+
+def shared_mapping(comm, nbytes, tag):
+    """Collective: one zeroed shared-memory segment of ``nbytes`` mapped by every rank of
+    ``comm`` (all on this machine), or None on every rank where any rank could not map it.
+    Rank 0 makes it; its name is unlinked once every rank has mapped it (or given up)."""
     path = None
     if comm.rank == 0:
-        path = os.path.join(_SHM_DIR, f"tnp-allreduce-{os.getpid()}-{uuid.uuid4().hex[:12]}")
+        path = os.path.join(_SHM_DIR, f"tnp-{tag}-{os.getpid()}-{uuid.uuid4().hex[:12]}")
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
             try:
-                os.ftruncate(fd, total)
+                os.ftruncate(fd, max(int(nbytes), _PAGE))
             finally:
                 os.close(fd)
         except OSError:
@@ -441,7 +495,7 @@ def make_plan(comm, specs, op="sum", xp=np, transient=False):
         try:
             fd = os.open(path, os.O_RDWR)
             try:
-                mapping = mmap.mmap(fd, total)
+                mapping = mmap.mmap(fd, max(int(nbytes), _PAGE))
             finally:
                 os.close(fd)
         except OSError:
@@ -455,13 +509,8 @@ def make_plan(comm, specs, op="sum", xp=np, transient=False):
     if not all(ok):
         if mapping is not None:
             mapping.close()
-        return PersistentAllreduce(comm, specs, op, xp)
-    plan = SharedMemoryAllreduce(comm, specs, op, mapping, region, offsets,
-                                 [info[3] for info in infos], results, transient)
-    plans = getattr(comm, "_plans", None)
-    if plans is not None:
-        plans.add(plan)
-    return plan
+        return None
+    return mapping
 
 
 def mark_left(plans):

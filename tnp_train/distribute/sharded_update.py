@@ -1,0 +1,263 @@
+"""The sharded update: ZeRO stage 1 between the ranks of one machine (opt-in:
+``TNP_SHARDED_UPDATE=1`` on every rank).
+
+Under ``MultiWorkerMirroredStrategy`` every rank holds the same variables and, after the
+all-reduce, applies the same update to all of them: on N ranks of one machine the weights and
+the optimizer's slots are held N times, and the optimizer's work is done N times over. Where
+the gradient buckets' all-reduce runs in shared memory (every rank on this machine, host
+arrays), the sharded update moves the trainable variables and their slots into one shared
+segment laid out like the buckets, and each rank updates only its own part of it: the part of
+each bucket it sums anyway (the plan's reduce-scatter), straight from its sums, with the
+optimizer's own ``update_step`` over flat views of that part. Every rank then reads the
+updated weights where they are, so nothing is gathered, and the state is held once per
+machine instead of once per rank.
+
+It is off by default because on this machine it is not faster (docs/distributed.md,
+performance): each rank's update of its half costs about what the whole private update does,
+since every weight it writes was read by the other core during the step. What it saves for
+sure is memory.
+
+The values and their bits are those of the ordinary update (the test compares them): the sums
+are the same (in rank order), and each element is updated by the same elementwise kernel with
+the same coefficients. It applies only where that holds: optimizers whose ``update_step`` is
+one of tnp_train's elementwise rules (``Optimizer._shardable``: SGD, Adam, AdamW, RMSprop,
+Adagrad, Adadelta, Adamax, Nadam, Lion, Ftrl, unless a subclass overrides their update),
+without clipping or gradient transformers (they need whole gradients), variables without
+constraints, plain host ``tt.Variable``s with every slot made, and ``apply_gradients`` asked
+to aggregate. Anything else takes the ordinary all-reduce and update.
+
+Safety: a rank updates its part of a bucket only after every rank has handed that bucket's
+gradients over (so no rank's backward pass still reads those weights), and no rank leaves the
+step before every rank has updated its parts (so no forward pass reads a weight half-updated).
+Any other write to a shared weight or slot (``assign``, ``set_weights``, a restore, an
+optimizer that does not shard) first gives the whole group private copies again
+(:class:`SharedVariable`), so it can never reach another rank's values or be applied twice;
+the next sharded step puts them back.
+"""
+from __future__ import annotations
+
+import os
+import weakref
+
+import numpy as np
+
+from tnp.extend import backend_array, bump_version, device_of, set_backend_array, wrap
+
+from ..autodiff import Variable
+
+__all__ = ["ShardedUpdate", "SharedVariable", "enabled"]
+
+_ALIGN = 64
+
+
+def enabled():
+    """Whether ``TNP_SHARDED_UPDATE=1`` asks for the sharded update (off by default; every
+    rank must be launched with the same setting)."""
+    return os.environ.get("TNP_SHARDED_UPDATE", "0").strip().lower() in ("1", "true", "yes", "on")
+
+
+# a shared weight or slot -> its ShardedUpdate (weakly): a write outside the sharded update
+# detaches the whole group first
+_groups = {}
+
+
+class SharedVariable(Variable):
+    """A ``tt.Variable`` whose buffer lies in a :class:`ShardedUpdate`'s shared segment (its
+    class while it does). Every rank reads the same buffer, and only the sharded update writes
+    it, each rank its part: any other write (``assign``, ``set_weights``, a restore, an
+    optimizer that does not shard) first gives every weight and slot of the group a private
+    copy again, as mirrored variables have, so it cannot reach another rank's values. The
+    next sharded step puts them back (with the value this rank has, which mirrored writes
+    keep the same on every rank)."""
+
+    __slots__ = ()
+
+    def update(self, fn, *args, constrain=True):
+        ref = _groups.get(self._uid)
+        group = ref() if ref is not None else None
+        if group is not None:
+            group.detach()
+        else:
+            _detach_one(self)
+        return Variable.update(self, fn, *args, constrain=constrain)
+
+
+def _detach_one(holder):
+    holder_a = backend_array(holder)
+    set_backend_array(holder, holder_a.copy())
+    holder.__class__ = Variable
+    _groups.pop(holder._uid, None)
+
+
+def _proxy(view, like):
+    """A ``tt.Variable`` over ``view`` made without a creator call (not tracked, not a new
+    variable) that carries ``like``'s identity (uid, name: what an optimizer's per-variable
+    choices, such as weight-decay exclusions, look at), on its device, without a constraint."""
+    p = wrap(view, device_of(like), cls=Variable)
+    p._uid = like._uid
+    p._name = like._name
+    p._trainable = like._trainable
+    p._aggregation = like._aggregation
+    p._synchronization = like._synchronization
+    p._constraint = None
+    return p
+
+
+class ShardedUpdate:
+    """The shared weights and slots of one optimizer's variables, and this rank's part of the
+    update (made by :meth:`make`, collectively; see the module docstring)."""
+
+    def __init__(self, comm, bucketer, optimizer, variables, slot_names, mapping, bound, own):
+        self.comm = comm
+        self.bucketer = bucketer
+        self.optimizer = optimizer
+        self.variables = variables      # key -> Variable (the buckets' keys)
+        self.slot_names = slot_names
+        self._mapping = mapping
+        self._bound = bound             # [(Variable, its shared view)] weights and slots
+        self.attached = False
+        self._own = own                 # per bucket: [(key index, a, z, proxy, proxy slots)]
+        self._proxy_slots = {}
+        for parts in own:
+            for _, _, _, proxy, slots in parts:
+                self._proxy_slots[proxy._uid] = (proxy, slots)
+
+    @classmethod
+    def make(cls, comm, bucketer, optimizer, variables):
+        """Collective: a :class:`ShardedUpdate` on every rank, or None on every rank (where any
+        rank finds a variable or slot it cannot share). Without ``TNP_SHARDED_UPDATE=1`` (the
+        same on every rank) None at once."""
+        if not enabled():
+            return None
+        ok = bucketer.shardable
+        slot_names = list(optimizer.get_slot_names())
+        layout = bucketer.layout() if ok else []
+        if ok:
+            for keys, _, _, shapes, dtype, _ in layout:
+                for key, shape in zip(keys, shapes):
+                    v = variables.get(key)
+                    if not _shareable(v, shape, dtype):
+                        ok = False
+                        break
+                    entry = optimizer._slots.get(v._uid)
+                    slots = entry[1] if entry is not None else {}
+                    if set(slots) != set(slot_names) or not all(
+                            _shareable(s, shape, dtype) for s in slots.values()):
+                        ok = False
+                        break
+                if not ok:
+                    break
+        if not all(comm.allgather_object(bool(ok))):
+            return None
+        from .collective.shm import shared_mapping
+        # per bucket: the weights, then each slot, each as long as the bucket's gradients
+        starts, off = [], 0
+        for keys, offsets, sizes, _, dtype, _ in layout:
+            n = (offsets[-1] + sizes[-1]) if keys else 0
+            row = []
+            for _ in range(1 + len(slot_names)):
+                row.append(off)
+                off += -(-n * dtype.itemsize // _ALIGN) * _ALIGN
+            starts.append(row)
+        mapping = shared_mapping(comm, off, "state")
+        if mapping is None:
+            return None
+        raw = np.frombuffer(mapping, np.uint8)
+        bound, own, pending = [], [], []
+        for (keys, offsets, sizes, shapes, dtype, (lo, hi)), row in zip(layout, starts):
+            n = (offsets[-1] + sizes[-1]) if keys else 0
+            flats = [raw[o:o + n * dtype.itemsize].view(dtype) for o in row]
+            parts = []
+            for i, (key, o, size, shape) in enumerate(zip(keys, offsets, sizes, shapes)):
+                v = variables[key]
+                entry = optimizer._slots.get(v._uid)      # none for SGD without momentum
+                slots = entry[1] if entry is not None else {}
+                holders = [v] + [slots[name] for name in slot_names]
+                for holder, flat in zip(holders, flats):
+                    view = flat[o:o + size].reshape(shape)
+                    pending.append((holder, view))
+                a, z = max(o, lo), min(o + size, hi)
+                if a < z:
+                    proxy = _proxy(flats[0][a:z], v)
+                    pslots = {name: _proxy(flat[a:z], v) for name, flat in
+                              zip(slot_names, flats[1:])}
+                    parts.append((i, a, z, proxy, pslots))
+            own.append(parts)
+        # worker 0's values (the same as every rank's: the variables are mirrored) go in once
+        if comm.rank == 0:
+            for holder, view in pending:
+                view[...] = backend_array(holder)
+        comm.allgather_object(None)          # written before any rank reads through its views
+        state = cls(comm, bucketer, optimizer, variables, slot_names, mapping, pending, own)
+        state._attach(copy=False)
+        return state
+
+    def _attach(self, copy):
+        """Point every weight and slot at its shared view (``copy``: its value first)."""
+        ref = weakref.ref(self)
+        for holder, view in self._bound:
+            if backend_array(holder) is not view:
+                if copy:
+                    view[...] = backend_array(holder)
+                set_backend_array(holder, view)
+                bump_version(holder)
+            if type(holder) is not SharedVariable:
+                holder.__class__ = SharedVariable
+            _groups[holder._uid] = ref
+        self.attached = True
+
+    def detach(self):
+        """Give every weight and slot a private copy of its value again (a write outside the
+        sharded update, or the group is no longer used)."""
+        if not self.attached:
+            return
+        self.attached = False
+        for holder, view in self._bound:
+            if _groups.get(holder._uid) is not None and _groups[holder._uid]() is self:
+                del _groups[holder._uid]
+            if backend_array(holder) is view:
+                set_backend_array(holder, view.copy())
+                bump_version(holder)
+            if type(holder) is SharedVariable:
+                holder.__class__ = Variable
+
+    def rebind(self):
+        """Before a sharded step: put every weight and slot detached since the last one (or
+        whose buffer was replaced) back into its place, its value copied in (every rank copies
+        the same one: no rank has started to write its part yet)."""
+        if not self.attached:
+            self._attach(copy=True)
+            return
+        for holder, view in self._bound:
+            if backend_array(holder) is not view:
+                self._attach(copy=True)
+                return
+
+    def run(self, learning_rate):
+        """This rank's part of the step's update, from the buckets' sums (the step's gradients
+        were handed over to the bucketer); returns once every rank has done its part."""
+        opt = self.optimizer
+        own = self._own
+        update_step = opt.update_step
+        saved, opt._slots = opt._slots, self._proxy_slots
+
+        def apply(b_index, lo, hi, sums, present):
+            for i, a, z, proxy, _ in own[b_index]:
+                if present[i]:
+                    update_step(wrap(sums[a - lo:z - lo], device_of(proxy)), proxy,
+                                learning_rate)
+        try:
+            self.bucketer.finish_sharded(apply)
+        finally:
+            opt._slots = saved
+        # every rank's part is written: the weights and slots changed under any saved value
+        for holder, _ in self._bound:
+            bump_version(holder)
+
+
+def _shareable(v, shape, dtype):
+    if type(v) not in (Variable, SharedVariable) or v.constraint is not None:
+        return False
+    a = backend_array(v)
+    return (type(a) is np.ndarray and a.dtype == dtype and tuple(a.shape) == tuple(shape)
+            and not device_of(v).is_gpu)
