@@ -208,6 +208,18 @@ class HierarchicalCopyAllReduce(CrossDeviceOps):
 
 
 # ================================================================ gradients
+class _HostLayout:
+    """A host array's shape and dtype (all a bucket layout reads of it)."""
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, a):
+        self.shape, self.dtype = tuple(a.shape), a.dtype
+
+
+def _layout_of(a):
+    return _HostLayout(a) if isinstance(a, _np.ndarray) else a
+
+
 class AllReduceGradients:
     """An optimizer's ``gradient_aggregator`` under a strategy of several replicas: the
     gradients summed over all replicas (TF 2.4's ``all_reduce_sum_gradients``; the loss is
@@ -320,7 +332,10 @@ class AllReduceGradients:
         for v in variables:
             uniq.setdefault(v._uid, v)
         self._vars = uniq
-        self._items = [(key, backend_array(v)) for key, v in uniq.items()]
+        # what the buckets are laid out from: a host variable's shape and dtype, not its
+        # buffer (which must not outlive a rebinding: the sharded update moves it), a GPU
+        # variable's array (its kind picks the buckets' array module)
+        self._items = [(key, _layout_of(backend_array(v))) for key, v in uniq.items()]
         self._dtypes = {key: a.dtype for key, a in self._items}
         kwargs = {}
         if self._bucket_bytes:
