@@ -73,20 +73,40 @@ class SharedVariable(Variable):
     __slots__ = ()
 
     def update(self, fn, *args, constrain=True):
-        ref = _groups.get(self._uid)
-        group = ref() if ref is not None else None
-        if group is not None:
-            group.detach()
-        else:
-            _detach_one(self)
+        _detach(self)
         return Variable.update(self, fn, *args, constrain=constrain)
 
 
-def _detach_one(holder):
-    holder_a = backend_array(holder)
-    set_backend_array(holder, holder_a.copy())
-    holder.__class__ = Variable
-    _groups.pop(holder._uid, None)
+def _detach(holder):
+    """Private copies for ``holder``'s whole group (the holder alone if the group is gone)."""
+    ref = _groups.get(holder._uid)
+    group = ref() if ref is not None else None
+    if group is not None:
+        group.detach()
+    if type(holder) is SharedVariable:
+        set_backend_array(holder, backend_array(holder).copy())
+        holder.__class__ = Variable
+        _groups.pop(holder._uid, None)
+
+
+def _in_place(name):
+    base = getattr(Variable, name)
+
+    def method(self, *args):
+        # a NumPy-style write into the variable (v += x, v[i] = x): private copies first, as
+        # for update(); whatever else writes into the shared buffer fails, as it is read-only
+        _detach(self)
+        return base(self, *args)
+    method.__name__ = name
+    return method
+
+
+for _name in ("__iadd__", "__iand__", "__ifloordiv__", "__ilshift__", "__imatmul__",
+              "__imod__", "__imul__", "__ior__", "__ipow__", "__irshift__", "__isub__",
+              "__itruediv__", "__ixor__", "__setitem__"):
+    if hasattr(Variable, _name):
+        setattr(SharedVariable, _name, _in_place(_name))
+del _name
 
 
 def _proxy(view, like):
@@ -114,7 +134,8 @@ class ShardedUpdate:
         self.variables = variables      # key -> Variable (the buckets' keys)
         self.slot_names = slot_names
         self._mapping = mapping
-        self._bound = bound             # [(Variable, its shared view)] weights and slots
+        # [(Variable, its read-only shared view, a writable one)]: the weights and slots
+        self._bound = bound
         self.attached = False
         self._own = own                 # per bucket: [(key index, a, z, proxy, proxy slots)]
         self._proxy_slots = {}
@@ -174,8 +195,12 @@ class ShardedUpdate:
                 slots = entry[1] if entry is not None else {}
                 holders = [v] + [slots[name] for name in slot_names]
                 for holder, flat in zip(holders, flats):
-                    view = flat[o:o + size].reshape(shape)
-                    pending.append((holder, view))
+                    # the variable's own view is read-only: only the sharded update (through
+                    # other views) and the copies below write the shared values
+                    writable = flat[o:o + size].reshape(shape)
+                    view = writable.view()
+                    view.flags.writeable = False
+                    pending.append((holder, view, writable))
                 a, z = max(o, lo), min(o + size, hi)
                 if a < z:
                     proxy = _proxy(flats[0][a:z], v)
@@ -185,8 +210,8 @@ class ShardedUpdate:
             own.append(parts)
         # worker 0's values (the same as every rank's: the variables are mirrored) go in once
         if comm.rank == 0:
-            for holder, view in pending:
-                view[...] = backend_array(holder)
+            for holder, _, writable in pending:
+                writable[...] = backend_array(holder)
         comm.allgather_object(None)          # written before any rank reads through its views
         state = cls(comm, bucketer, optimizer, variables, slot_names, mapping, pending, own)
         state._attach(copy=False)
@@ -195,10 +220,10 @@ class ShardedUpdate:
     def _attach(self, copy):
         """Point every weight and slot at its shared view (``copy``: its value first)."""
         ref = weakref.ref(self)
-        for holder, view in self._bound:
+        for holder, view, writable in self._bound:
             if backend_array(holder) is not view:
                 if copy:
-                    view[...] = backend_array(holder)
+                    writable[...] = backend_array(holder)
                 set_backend_array(holder, view)
                 bump_version(holder)
             if type(holder) is not SharedVariable:
@@ -212,13 +237,12 @@ class ShardedUpdate:
         if not self.attached:
             return
         self.attached = False
-        for holder, view in self._bound:
+        for holder, view, _ in self._bound:
             if _groups.get(holder._uid) is not None and _groups[holder._uid]() is self:
                 del _groups[holder._uid]
-            if backend_array(holder) is view:
+            if backend_array(holder) is view:       # (not taken over by another group)
                 set_backend_array(holder, view.copy())
                 bump_version(holder)
-            if type(holder) is SharedVariable:
                 holder.__class__ = Variable
 
     def rebind(self):
@@ -228,7 +252,7 @@ class ShardedUpdate:
         if not self.attached:
             self._attach(copy=True)
             return
-        for holder, view in self._bound:
+        for holder, view, _ in self._bound:
             if backend_array(holder) is not view:
                 self._attach(copy=True)
                 return
@@ -251,7 +275,7 @@ class ShardedUpdate:
         finally:
             opt._slots = saved
         # every rank's part is written: the weights and slots changed under any saved value
-        for holder, _ in self._bound:
+        for holder, _, _ in self._bound:
             bump_version(holder)
 
 

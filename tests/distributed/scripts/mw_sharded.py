@@ -9,7 +9,9 @@ Cases (layer widths that no rank's part of a bucket lines up with):
   adamw   AdamW, the biases excluded from the decay, a learning-rate schedule, 6 steps
   writes  SGD with momentum, 3 steps; set_weights (the same on every rank) and 3 steps; then
           compiled again with clipnorm (an optimizer that cannot shard: every rank updates
-          its own copy again) and 3 steps; then SGD again (shards again) and 3 steps
+          its own copy again) and 3 steps; SGD again (shards again) and 3 steps;
+          kernel += 1 and 2 steps; bias[0] = 0.25 and 2 steps (NumPy-style writes, applied
+          once); np.copyto into a shared buffer fails (read-only); then SGD again and 3 steps
 """
 import sys
 
@@ -70,6 +72,31 @@ def main(out):
             classes.append(type(model.trainable_variables[0]).__name__)
             results["writes_clip"] = state(model)
             with strategy.scope():
+                model.compile(tt.optimizers.SGD(0.03, momentum=0.9), loss=loss)
+            model.fit(x, y, batch_size=batch, epochs=1, steps_per_epoch=3, shuffle=False,
+                      verbose=0)
+            # NumPy-style writes into a shared variable (the same on every rank): applied once
+            kernel = model.trainable_variables[0]
+            kernel += 1.0
+            classes.append(type(kernel).__name__)
+            model.fit(x, y, batch_size=batch, epochs=1, steps_per_epoch=2, shuffle=False,
+                      verbose=0)
+            bias = model.trainable_variables[1]
+            bias[0] = 0.25
+            model.fit(x, y, batch_size=batch, epochs=1, steps_per_epoch=2, shuffle=False,
+                      verbose=0)
+            results["writes_inplace"] = state(model)
+            # what bypasses the variable (np.copyto into its buffer) cannot reach the others:
+            # the shared buffer is read-only (undone after, so both modes go on alike)
+            target = model.trainable_variables[2]
+            before = target.numpy()
+            try:
+                np.copyto(target, 0.0)
+                results["writes_copyto"] = ["wrote"]
+            except ValueError:
+                results["writes_copyto"] = ["read-only"]
+            target.assign(before)
+            with strategy.scope():
                 model.compile(tt.optimizers.SGD(0.02, momentum=0.5), loss=loss)
             model.fit(x, y, batch_size=batch, epochs=1, steps_per_epoch=3, shuffle=False,
                       verbose=0)
@@ -78,7 +105,7 @@ def main(out):
         results[f"{case}_classes"] = classes
     arrays = {}
     for key, value in results.items():
-        if key.endswith("_classes"):
+        if key.endswith(("_classes", "_copyto")):
             arrays[key] = np.array(value)
         else:
             for i, w in enumerate(value):

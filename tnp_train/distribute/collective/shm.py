@@ -485,9 +485,18 @@ def shared_mapping(comm, nbytes, tag):
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
             try:
                 os.ftruncate(fd, max(int(nbytes), _PAGE))
+                # reserve the pages now: a tmpfs too small (a container's 64 MB /dev/shm)
+                # fails here, and the caller falls back, instead of a SIGBUS at the first
+                # write past its end
+                if hasattr(os, "posix_fallocate"):
+                    os.posix_fallocate(fd, 0, max(int(nbytes), _PAGE))
             finally:
                 os.close(fd)
         except OSError:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
             path = None
     path = comm.broadcast_object(path, root=0)
     mapping = None
