@@ -13,9 +13,9 @@ updated weights where they are, so nothing is gathered, and the state is held on
 machine instead of once per rank.
 
 It is off by default because on this machine it is not faster (docs/distributed.md,
-performance): each rank's update of its half costs about what the whole private update does,
-since every weight it writes was read by the other core during the step. What it saves for
-sure is memory.
+performance): the update itself takes half the time, but whole steps do not gain, presumably
+because the forward and backward passes then read weights the other core wrote. What it saves
+for sure is memory: one copy of the weights and slots per machine.
 
 The values and their bits are those of the ordinary update (the test compares them): the sums
 are the same (in rank order), and each element is updated by the same elementwise kernel with
@@ -30,9 +30,11 @@ Safety: a rank updates its part of a bucket only after every rank has handed tha
 gradients over (so no rank's backward pass still reads those weights), and no rank leaves the
 step before every rank has updated its parts (so no forward pass reads a weight half-updated).
 Any other write to a shared weight or slot (``assign``, ``set_weights``, a restore, an
-optimizer that does not shard) first gives the whole group private copies again
-(:class:`SharedVariable`), so it can never reach another rank's values or be applied twice;
-the next sharded step puts them back.
+optimizer that does not shard, ``v += x``, ``v[i] = x``) first gives the whole group private
+copies again (:class:`SharedVariable`), so it can never reach another rank's values or be
+applied twice; the next sharded step puts them back. The variables' own views of the shared
+buffer are read-only, so a write that bypasses the variable (``np.copyto(v, x)``) fails
+instead.
 """
 from __future__ import annotations
 
