@@ -13,9 +13,10 @@ updated weights where they are, so nothing is gathered, and the state is held on
 machine instead of once per rank.
 
 It is off by default because on this machine it is not faster (docs/distributed.md,
-performance): the update itself takes half the time, but whole steps do not gain, presumably
-because the forward and backward passes then read weights the other core wrote. What it saves
-for sure is memory: one copy of the weights and slots per machine.
+performance): the update itself takes half the time, but whole steps were not measurably
+faster (the forward and backward passes read weights the other core wrote, which may cost what
+the update saves). What it saves for sure is memory: one copy of the weights and slots per
+machine.
 
 The values and their bits are those of the ordinary update (the test compares them): the sums
 are the same (in rank order), and each element is updated by the same elementwise kernel with
