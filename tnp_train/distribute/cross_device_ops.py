@@ -406,22 +406,30 @@ class AllReduceGradients:
     def apply_sharded(self, state, pairs, learning_rate):
         """Hand this step's gradients over (those not handed over during the backward pass)
         and run ``state``'s part of the update (see :meth:`sharded_update`)."""
+        self._complete_step(pairs, lambda: state.run(learning_rate))
+
+    def _complete_step(self, pairs, finish):
+        """Hand over the gradients of ``pairs`` not handed over yet (in the buckets' key
+        order, the same on every rank), start every bucket, then the ON_READ riders, and
+        return ``finish()`` (the bucketer's end of the step) once the riders are summed too."""
         try:
             self._begin()
             given = {v._uid: g for g, v in pairs if g is not None}
             for key, _ in reversed(self._items):
                 if key not in self._arrived and key in given:
                     self._hand_over(key, given[key])
+            # the buckets first: on the MPI path the collectives must come in one order everywhere
             self._bucketer.launch_remaining()
             riders = self._start_riders()
             try:
-                state.run(learning_rate)
+                result = finish()
             except BaseException:
                 if riders is not None:
                     self._cancel_riders()
                 raise
             if riders is not None:
                 self._finish_riders(riders)
+            return result
         finally:
             self._arrived = set()
             self._started = False
@@ -452,27 +460,7 @@ class AllReduceGradients:
                 self._items = ()
                 self._learn([v for _, v in pairs])
             return out
-        try:
-            self._begin()
-            given = {v._uid: g for g, v in pairs if g is not None}
-            # in the buckets' key order, the same on every rank
-            for key, _ in reversed(self._items):
-                if key not in self._arrived and key in given:
-                    self._hand_over(key, given[key])
-            # the buckets first: on the MPI path the collectives must come in one order everywhere
-            self._bucketer.launch_remaining()
-            riders = self._start_riders()
-            try:
-                reduced = self._bucketer.finish()
-            except BaseException:
-                if riders is not None:
-                    self._cancel_riders()
-                raise
-            if riders is not None:
-                self._finish_riders(riders)
-        finally:
-            self._arrived = set()
-            self._started = False
+        reduced = self._complete_step(pairs, self._bucketer.finish)
         out, rest = [], []
         for i, (g, v) in enumerate(pairs):
             r = reduced.get(v._uid)

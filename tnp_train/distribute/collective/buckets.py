@@ -293,12 +293,16 @@ class GradientBucketer:
                 plan.wait(b_index, then=then)
                 bucket.started = False
         except BaseException:
-            for b_index, bucket in enumerate(self._buckets):
-                if bucket.started:
-                    plan.cancel(b_index)
-                    bucket.started = False
+            self._cancel_started()
             raise
         self._reset()
+
+    def _cancel_started(self):
+        """After a failure: forget every bucket's reduction in flight."""
+        for b_index, bucket in enumerate(self._buckets):
+            if bucket.started:
+                self._plan.cancel(b_index)
+                bucket.started = False
 
     # -- end of step ---------------------------------------------------------------------------
     def launch_remaining(self):
@@ -337,10 +341,7 @@ class GradientBucketer:
                         grad = grad.astype(bucket.dtype)
                     out[key] = grad
         except BaseException:
-            for b_index, bucket in enumerate(self._buckets):
-                if bucket.started:
-                    plan.cancel(b_index)
-                    bucket.started = False
+            self._cancel_started()
             raise
         self._reset()
         return out
