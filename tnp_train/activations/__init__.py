@@ -387,12 +387,25 @@ def serialize(activation):
     return serialize_keras_object(activation)
 
 
+_ADVANCED = ("LeakyReLU", "PReLU", "ELU", "ReLU", "Softmax", "ThresholdedReLU")
+
+
+def _module_objects():
+    """The built-in activations, then (as TF 2.4) the advanced-activation layers by class name:
+    ``activation="LeakyReLU"`` is a ``tt.layers.LeakyReLU()``. The layers sit above this
+    package, so they are looked up when asked for."""
+    from .. import layers
+    return {**{n: getattr(layers, n) for n in _ADVANCED}, **_BY_NAME}
+
+
 def deserialize(name, custom_objects=None):
     """The activation called ``name`` (or a ``serialize`` dict), found in ``custom_objects``,
-    the registered and scoped custom objects, then the built-in activations; mirrors
-    ``tf.keras.activations.deserialize`` (TF 2.4 also finds the advanced-activation layers by
-    class name; those sit above this package, in ``tt.layers``)."""
-    return deserialize_keras_object(name, module_objects=_BY_NAME, custom_objects=custom_objects,
+    the registered and scoped custom objects, then the built-in activations and the
+    advanced-activation layers (a class name gives a new layer with its defaults, a
+    ``{"class_name", "config"}`` dict the layer it describes); mirrors
+    ``tf.keras.activations.deserialize``."""
+    return deserialize_keras_object(name, module_objects=_module_objects(),
+                                    custom_objects=custom_objects,
                                     printable_module_name="activation function")
 
 

@@ -19,13 +19,15 @@ def add_option_weight(layer, name, shape, options=None, initializer=None, dtype=
                             constraint=getattr(layer, f"{options}_constraint"))
 
 
-def positive_int(value, who, what, message="{who}: {what} must be a positive integer, got {value}"):
+def positive_int(value, who, what, message="{who}: {what} must be a positive integer, got {value}",
+                 allow_zero=False):
     """A layer's integer argument: ``int(value)``, a TypeError when that fails and a ValueError
-    (``message``, a template: Keras words some of them its own way) when it is not positive."""
+    (``message``, a template: Keras words some of them its own way) when it is not positive
+    (negative, with ``allow_zero``)."""
     try:
         v = int(value)
     except (TypeError, ValueError):
         raise TypeError(f"{who}: {what} must be an integer, got {value!r}") from None
-    if v <= 0:
+    if v < 0 or (v == 0 and not allow_zero):
         raise ValueError(message.format(who=who, what=what, value=v))
     return v

@@ -176,8 +176,10 @@ class Dense(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
+        # Keras refuses only negative units: Dense(0) makes an empty (batch, 0) output
         self.units = positive_int(units, "Dense", "units", "Received an invalid value for "
-                                  "`units`, expected a positive integer, got {value}.")
+                                  "`units`, expected a positive integer, got {value}.",
+                                  allow_zero=True)
         set_weight_options(self, **weight_options(locals()))
         self.supports_masking = True
         self._relu = self.activation is _activations.get("relu")

@@ -174,3 +174,28 @@ def test_relu_with_a_negative_threshold_and_max_value_clips_at_zero_as_tf():
     # without max_value nothing is clipped: x in (threshold, 0) stays x
     np.testing.assert_allclose(np.asarray(tt.activations.relu(tnp.asarray(x), threshold=-2)),
                                x * (x > -2))
+
+
+def test_advanced_activation_layers_by_class_name():
+    # TF 2.4 (and tf-keras): activations.deserialize also knows the advanced-activation layers
+    # by class name, each a new layer with its defaults (LeakyReLU's alpha is 0.3 there)
+    for name in ("LeakyReLU", "PReLU", "ELU", "ReLU", "Softmax", "ThresholdedReLU"):
+        layer = A.deserialize(name)
+        assert type(layer) is getattr(tt.layers, name)
+        assert A.deserialize(name) is not layer            # a new one each time
+    assert A.get("relu") is A.relu                         # the functions come first
+    x = np.array([[-2.0, -0.5, 0.0, 1.5]], np.float32)
+    layer = tt.layers.Dense(4, activation="LeakyReLU", kernel_initializer="identity",
+                            bias_initializer="zeros")
+    np.testing.assert_allclose(np.asarray(layer(tnp.asarray(x))), np.where(x > 0, x, 0.3 * x),
+                               rtol=1e-6)
+    # the config names the layer, and from_config rebuilds it
+    config = layer.get_config()
+    assert config["activation"]["class_name"] == "LeakyReLU"
+    again = tt.layers.Dense.from_config(config)
+    assert type(again.activation) is tt.layers.LeakyReLU and again.activation.alpha == 0.3
+    # a layer with weights as the activation is trained with the model
+    model = tt.Sequential([tt.Input((3,)), tt.layers.Dense(4, activation="PReLU"),
+                           tt.layers.Dense(1)])
+    model(np.ones((2, 3), np.float32))
+    assert any("alpha" in w.name for w in model.trainable_weights)

@@ -21,4 +21,4 @@ def test_activations_and_initializers_by_name():
     with pytest.raises(ValueError):
         tt.initializers.get("nope")
     with pytest.raises(ValueError, match="units"):
-        tt.layers.Dense(0)
+        tt.layers.Dense(-1)

@@ -177,7 +177,7 @@ def test_sequential_builds_on_first_call_and_layer_errors():
     m(np.zeros((3, 5), np.float32))
     assert m.built and m.layers[0].kernel.shape == (5, 2)
     with pytest.raises(ValueError, match="positive integer"):
-        tt.layers.Dense(0)
+        tt.layers.Dense(-2)
     with pytest.raises(TypeError, match="unexpected keyword"):
         tt.layers.Dense(2, bogus=1)
     with pytest.raises(ValueError, match="incompatible"):
