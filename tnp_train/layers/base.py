@@ -369,6 +369,11 @@ class Layer:
                 out_shape = None
             if out_shape is not None:
                 outputs = self._placeholders_from_shapes(out_shape)
+                act = getattr(self, "activation", None)
+                if isinstance(act, Layer) and not act.built and isinstance(outputs, KerasTensor):
+                    # a layer used as the activation (activation="PReLU") is built on the
+                    # output's shape, as calling it would: its weights count from here on
+                    act._maybe_build(tuple(out_shape))
         if outputs is None:
             # infer by running on zeros: twice with different sizes for the unknown dimensions,
             # so the output dimensions that follow them come out as None
