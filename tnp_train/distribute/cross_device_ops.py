@@ -386,13 +386,15 @@ class AllReduceGradients:
     def sharded_update(self, pairs, optimizer):
         """This step's sharded update (``sharded_update.ShardedUpdate``: each rank updates its
         part of weights and slots the ranks share), or None where the ordinary all-reduce and
-        update must run: the first step (it lays the buckets out), another optimizer, a
-        variable outside the buckets. Collective the first time it can shard (every rank gets
+        update must run: the first step (it lays the buckets out and makes the slots),
+        another optimizer, a variable outside the buckets. Collective the first time it can shard (every rank gets
         here at the same step); the decision is the same on every rank."""
         if self._bucketer is None or self._comm is None or self._comm.size == 1:
             return None
         state = self._sharded
         if state is None:
+            if any(v._uid not in optimizer._built_uids for _, v in pairs):
+                return None        # slots still to make: the ordinary step makes them
             from .sharded_update import ShardedUpdate
             state = ShardedUpdate.make(self._comm, self._bucketer, optimizer, self._vars)
             self._sharded = state = state if state is not None else False

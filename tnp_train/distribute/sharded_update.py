@@ -130,13 +130,10 @@ class ShardedUpdate:
     """The shared weights and slots of one optimizer's variables, and this rank's part of the
     update (made by :meth:`make`, collectively; see the module docstring)."""
 
-    def __init__(self, comm, bucketer, optimizer, variables, slot_names, mapping, bound, own):
-        self.comm = comm
+    def __init__(self, bucketer, optimizer, mapping, bound, own):
         self.bucketer = bucketer
         self.optimizer = optimizer
-        self.variables = variables      # key -> Variable (the buckets' keys)
-        self.slot_names = slot_names
-        self._mapping = mapping
+        self._mapping = mapping         # kept open while the views into it live
         # [(Variable, its read-only shared view, a writable one)]: the weights and slots
         self._bound = bound
         self.attached = False
@@ -216,7 +213,7 @@ class ShardedUpdate:
             for holder, _, writable in pending:
                 writable[...] = backend_array(holder)
         comm.allgather_object(None)          # written before any rank reads through its views
-        state = cls(comm, bucketer, optimizer, variables, slot_names, mapping, pending, own)
+        state = cls(bucketer, optimizer, mapping, pending, own)
         state._attach(copy=False)
         return state
 

@@ -537,8 +537,7 @@ class Optimizer:
         # weights they share (ZeRO-1; see tnp_train.distribute.sharded_update)
         sharded = getattr(self.gradient_aggregator, "sharded_update", None) \
             if experimental_aggregate_gradients else None
-        if sharded is not None and self._shardable() and \
-                all(v._uid in self._built_uids for _, v in pairs):
+        if sharded is not None and self._shardable():
             state = sharded(pairs, self)
             if state is not None:
                 self._t = self._steps_taken() + 1
