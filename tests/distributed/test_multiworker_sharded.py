@@ -24,6 +24,7 @@ def test_sharded_update_matches_the_ordinary_one(mpirun, tmp_path):
         job = mpirun("mw_sharded.py", 3, timeout=60, env={"TNP_SHARDED_UPDATE": mode},
                      args=(out,))
         assert job.returncode == 0 and not job.timed_out, str(job)
+        assert job.leftover == []          # no rank outlived its job
         runs[mode] = [_load(out / f"{r}.npz") for r in range(3)]
     ref = runs["0"][0]
     weights = [k for k in ref if not k.endswith(("_classes", "_copyto"))]
