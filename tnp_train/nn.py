@@ -39,6 +39,14 @@ def _replicas_in_sync(op):
     return int(get_strategy().num_replicas_in_sync)
 
 
+def _global_rows(size):
+    """The size of the global batch the current replica's ``size`` rows were split from, where
+    the strategy split it; else None."""
+    from .distribute.distribute_lib import replica_batch_rows  # noqa: PLC0415
+    rows = replica_batch_rows(size)
+    return None if rows is None else rows[0]
+
+
 def _weights_for(loss, sample_weight):
     """``sample_weight`` shaped for ``loss`` as TF's ``squeeze_or_expand_dimensions`` does: a
     trailing dimension of 1 too many is squeezed, one too few is added; then it must broadcast
@@ -71,8 +79,10 @@ def _weights_for(loss, sample_weight):
 
 def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
     """Mirrors ``tf.nn.compute_average_loss``: ``sum(per_example_loss * sample_weight) /
-    global_batch_size``, in the losses' dtype; ``global_batch_size`` defaults to the
-    per-replica batch (the first dimension) times ``num_replicas_in_sync``.
+    global_batch_size``, in the losses' dtype; ``global_batch_size`` defaults to the size of
+    the global batch the strategy split into the replicas' batches (TF: the per-replica batch,
+    the first dimension, times ``num_replicas_in_sync``, which is the same for an even split
+    and wrong for an uneven last batch), else to TF's.
 
     Differs from TF: the weighted product of float64 losses stays float64 (TF rounds it through
     float32); weights that do not broadcast to the losses' shape, a non-floating loss and a
@@ -94,7 +104,12 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
         loss = (loss.astype(work, copy=False) * w.astype(work, copy=False)).astype(
             dtype, copy=False)
     if global_batch_size is None:
-        global_batch_size = loss.shape[0] * _replicas_in_sync("compute_average_loss")
+        replicas = _replicas_in_sync("compute_average_loss")
+        rows = _global_rows(loss.shape[0]) if replicas > 1 else None
+        # the global batch the strategy split (an uneven split included), else TF's guess
+        global_batch_size = rows if rows is not None else loss.shape[0] * replicas
+        if global_batch_size == 0:
+            return tnp.zeros((), dtype=dtype, device=loss.device)
     elif _is_tnp(global_batch_size):
         if global_batch_size.ndim != 0:
             raise ValueError("compute_average_loss: global_batch_size must be a scalar, got "

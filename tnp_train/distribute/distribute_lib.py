@@ -36,12 +36,13 @@ from ..autodiff import (Variable, VariableAggregation, VariableSynchronization, 
 from ..autodiff.tape import hand_written_backward
 from ..autodiff.variables import creator_stack, current_creators
 from ..utils import tree as _tree
-from ..utils.random import set_thread_stream
+from ..utils.random import ReplicaGenerators, replica_draws, set_thread_stream
 from . import values as _values
 from .collective.base import CollectiveError as _CollectiveError
 from .distributed_variables import SyncOnReadVariable, current_replica, replica_scope
 from tnp.extend import version as _version  # noqa: E402 - the carried sums' check
 from .cross_device_ops import all_reduce_arrays
+from .input_lib import rows_of
 from .input_options import InputContext, InputReplicationMode, RunOptions
 from .reduce_util import ReduceOp, as_reduce_op
 
@@ -96,6 +97,17 @@ def get_replica_context():
     """Mirrors ``tf.distribute.get_replica_context()``: the current ``ReplicaContext``; the
     default one without a strategy, None in a cross-replica context."""
     return _current().replica_context
+
+
+def replica_batch_rows(size=None):
+    """``(n, lo, hi)`` when the current replica's batch is rows ``[lo, hi)`` of a global batch
+    of ``n`` rows the strategy split (and, when ``size`` is given, it has ``size`` rows); else
+    None (outside a replica function, or on data the strategy did not split)."""
+    ctx = _current().replica_context
+    rows = getattr(ctx, "_batch_rows", None)
+    if rows is None or (size is not None and rows[2] - rows[1] != int(size)):
+        return None
+    return rows
 
 
 def get_cross_replica_context():
@@ -383,6 +395,7 @@ class StrategyExtended:
         self._replicas = None          # the replica threads, made at the first run
         self._replica_comms = None     # each replica thread's communicator
         self._replica_lock = threading.Lock()
+        self._replica_gens = ReplicaGenerators()   # the replica threads' per-sample draws
         size = 1 if communicator is None else int(communicator.size)
         rank = 0 if communicator is None else int(communicator.rank)
         self._num_workers = size
@@ -518,9 +531,13 @@ class StrategyExtended:
         args = _values.select_replica(0, args)
         kwargs = _values.select_replica(0, kwargs)
         ctx = ReplicaContext(strategy, self._replica_id_base)
+        ctx._batch_rows = rows_of((args, kwargs))
         dev = self._replica_device()
-        with strategy.scope(), ctx, (tnp.default_device(dev) if dev is not None
-                                     else contextlib.nullcontext()):
+        # per-sample draws (dropout) are this replica's rows of the global batch's
+        draws = replica_draws(self._replica_id_base, self._num_replicas_in_sync,
+                              ctx._batch_rows)
+        with strategy.scope(), ctx, draws, (tnp.default_device(dev) if dev is not None
+                                            else contextlib.nullcontext()):
             return fn(*args, **kwargs)
 
     # ------------------------------------------------------------------ replica threads
@@ -602,13 +619,17 @@ class StrategyExtended:
             if self._replicas is None:
                 self._replicas = _ReplicaThreads(self._num_local)
             threads = self._replicas
+        gens = self._replica_gens.begin(self._num_local)
 
         def job(i):
             set_thread_stream(self._replica_id_base + i)
             a = _values.select_replica(i, args)
             k = _values.select_replica(i, kwargs)
             ctx = ReplicaContext(strategy, self._replica_id_base + i)
-            with creator_stack(creators), replica_scope(self, i), ctx, \
+            ctx._batch_rows = rows_of((a, k))
+            draws = replica_draws(self._replica_id_base + i, self._num_replicas_in_sync,
+                                  ctx._batch_rows, gens[i])
+            with creator_stack(creators), replica_scope(self, i), ctx, draws, \
                     tnp.default_device(self._local_devices[i]):
                 return fn(*a, **k)
 
@@ -620,6 +641,7 @@ class StrategyExtended:
                 self._replica_comms = None
             first = min(errors, key=lambda e: e[0])
             raise first[2]
+        self._replica_gens.end()
         return _values.regroup(results)
 
     def _merge_in_replicas(self, index, merge_fn, args, kwargs):
@@ -1042,6 +1064,9 @@ class ReplicaContext:
         self._strategy = strategy
         self._replica_id_in_sync_group = replica_id_in_sync_group
         self._entered = []
+        # (n, lo, hi): this replica's batch is rows [lo, hi) of a global batch of n rows, when
+        # strategy.run was given a batch the strategy split (None otherwise)
+        self._batch_rows = None
 
     def __enter__(self):
         ctx = _Context(self._strategy, self)

@@ -29,6 +29,7 @@ values, as in TF.
 from __future__ import annotations
 
 import collections
+import weakref
 
 import numpy as _np
 
@@ -39,7 +40,8 @@ from ..utils import tree as _tree
 from . import values as _values
 
 __all__ = ["DistributedDataset", "DistributedIterator", "DistributedDatasetsFromFunction",
-           "split_batch", "part_bounds", "sync_shuffle_seeds", "auto_shard_policy"]
+           "split_batch", "part_bounds", "sync_shuffle_seeds", "auto_shard_policy",
+           "note_rows", "rows_of"]
 
 
 # ================================================================ batches
@@ -79,6 +81,50 @@ def split_batch(element, num_parts, part, where="experimental_distribute_dataset
     n = _batch_size(leaves, where)
     lo, hi = part_bounds(n, num_parts, part)
     return _tree.pack_sequence_as(element, [None if x is None else x[lo:hi] for x in leaves])
+
+
+# Which rows of a global batch a replica's batch is: noted on its arrays where the split is
+# made (DATA sharding, arrays given to fit), read by strategy.run for the replica's per-sample
+# random draws (tt.utils.random.replica_draws): N workers then draw one process's dropout masks.
+_ROWS = {}
+
+
+def _forget(key):
+    def drop(ref):
+        if _ROWS.get(key, (None,))[0] is ref:
+            _ROWS.pop(key, None)
+    return drop
+
+
+def note_rows(element, n, lo, hi):
+    """Note that the arrays of ``element`` are rows ``[lo, hi)`` of a global batch of ``n``
+    rows; returns ``element``."""
+    for x in _tree.flatten(element):
+        if x is None:
+            continue
+        try:
+            ref = weakref.ref(x, _forget(id(x)))
+        except TypeError:               # a value that cannot be noted (a Python scalar)
+            continue
+        _ROWS[id(x)] = (ref, (int(n), int(lo), int(hi)))
+    return element
+
+
+def rows_of(args):
+    """``(n, lo, hi)`` noted on the first noted array of ``args``, else None."""
+    for x in _tree.flatten(args):
+        hit = _ROWS.get(id(x))
+        if hit is not None and hit[0]() is x:
+            return hit[1]
+    return None
+
+
+def split_noted(element, num_parts, part, device, where="experimental_distribute_dataset"):
+    """Part ``part`` of a global ``element`` on ``device`` (:func:`split_batch`), noted as
+    those rows of it (:func:`note_rows`)."""
+    n = _batch_size(_tree.flatten(element), where)
+    lo, hi = part_bounds(n, num_parts, part) if num_parts > 1 else (0, n)
+    return note_rows(_to_device(split_batch(element, num_parts, part, where), device), n, lo, hi)
 
 
 def _empty_like(x):
@@ -277,7 +323,7 @@ class DistributedIterator:
         ext = d._strategy.extended
         d._num_replicas, d._worker = ext._num_replicas_in_sync, ext._worker_index
         d._num_workers = ext._num_workers
-        return _to_device(split_batch(element, d._num_replicas, d._worker), d._device)
+        return split_noted(element, d._num_replicas, d._worker, d._device)
 
     def rebatch(self):
         """The last global batch again, split over the workers there are now (DATA sharding;
@@ -311,8 +357,9 @@ class DistributedIterator:
                         from None
         elif d._policy == "DATA":
             element = _as_batch(next(self._it))
-            parts = [split_batch(element, d._num_replicas, d._replica_base + i)
-                     for i in range(n)]
+            return _values.PerReplica([split_noted(element, d._num_replicas,
+                                                   d._replica_base + i, dev)
+                                       for i, dev in enumerate(d._devices)])
         else:
             parts = []
             for _ in range(n):

@@ -16,7 +16,7 @@ from tnp.extend import backend_array as _backend, device_of as _tnp_device, is_f
 
 from ..autodiff import custom_gradient
 from ..autodiff.tape import hand_written_backward
-from ..utils.random import get_rng
+from ..utils.random import keep_mask
 from ._common import work_dtype, device_of as _device_of, on_device
 from .base import Layer
 
@@ -274,7 +274,7 @@ class MultiHeadAttention(Layer):
         if training and self.dropout > 0:
             keep = 1.0 - self.dropout
             # drawn on the host (the seeded NumPy Generator), moved to the device as booleans
-            drop = xp.asarray(get_rng().random((B, self.num_heads, T, S)) < keep) / keep
+            drop = xp.asarray(keep_mask((B, self.num_heads, T, S), self.dropout)) / keep
         O = int(_np.prod(self._out_dims))
         wo = self.output_kernel.reshape(self.num_heads, self.value_dim, O)
         bo = self.output_bias.reshape(O) if self.output_bias is not None else None
@@ -368,7 +368,7 @@ class Attention(Layer):
         if training and self.dropout > 0:
             keep = 1.0 - self.dropout
             pdt = _backend(p).dtype
-            dm = xp.asarray(get_rng().random(tuple(p.shape)) < keep).astype(pdt)
+            dm = xp.asarray(keep_mask(tuple(p.shape), self.dropout)).astype(pdt)
             dm /= xp.asarray(keep, dtype=pdt)
             p = p * wrap(dm, dev)
         out = tnp.matmul(p, v)

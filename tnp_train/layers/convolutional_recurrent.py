@@ -12,7 +12,7 @@ from tnp.extend import backend_array as _backend, wrap
 
 from .. import activations as _activations
 from ..ops.conv import conv2d, conv_output_length
-from ..utils.random import get_rng
+from ..utils.random import keep_mask
 from ._common import add_option_weight, device_of as _device_of
 from .base import Layer
 from .convolutional import _data_format, _positive, _tuple
@@ -140,7 +140,7 @@ class ConvLSTM2D(Layer):
         dev, xp = _device_of(like)
         a = _backend(like)
         keep = 1.0 - rate
-        return [wrap(xp.asarray((get_rng().random(a.shape) < keep) / keep).astype(a.dtype), dev)
+        return [wrap(xp.asarray(keep_mask(a.shape, rate) / keep).astype(a.dtype), dev)
                 for _ in range(count)]
 
     def call(self, inputs, mask=None, training=None, initial_state=None):

@@ -12,7 +12,7 @@ import tnp
 from .. import activations as _activations
 from .. import initializers as _initializers
 from ..ops.dense import dense as _dense_op
-from ..utils.random import get_rng, make_rng
+from ..utils.random import keep_mask, make_rng
 from ._common import add_option_weight, positive_int
 from .base import Layer
 from .keras_tensor import KerasTensor, Node
@@ -249,8 +249,11 @@ class Dropout(Layer):
         if self.rate == 1:
             return inputs * 0
         shape = self._get_noise_shape(inputs)
-        rng = self._rng if self._rng is not None else get_rng()
-        keep = rng.random(shape, dtype=_np.float32) >= self.rate
+        # under a strategy, this replica's rows of the global batch's mask (noise_shape's first
+        # entry 1: one mask for the whole batch, every replica's the same)
+        per_sample = self.noise_shape is None or self.noise_shape[0] is None or \
+            int(self.noise_shape[0]) != 1
+        keep = keep_mask(shape, self.rate, self._rng, per_sample)
         scale = keep.astype(inputs.dtype) * inputs.dtype.type(1.0 / (1.0 - self.rate))
         return inputs * tnp.asarray(scale, device=inputs.device)
 

@@ -4,7 +4,8 @@
 Active only when called with ``training=True`` (directly, or inherited from the enclosing call,
 as ``fit`` does); the identity otherwise, as TF's ``K.in_train_phase``. The noise is drawn on
 the host from :func:`tnp_train.utils.random.get_rng` (so ``tt.utils.set_random_seed`` makes it
-reproducible), or from a generator of the layer's own ``seed``, and is a constant to the tape.
+reproducible), or from a generator of the layer's own ``seed``, and is a constant to the tape;
+under a strategy each replica draws its rows of the global batch's noise.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as _np
 
 import tnp
 
-from ..utils.random import get_rng, make_rng
+from ..utils.random import keep_mask, make_rng, normal
 from .advanced_activations import _Elementwise as _Noise
 
 __all__ = ["GaussianNoise", "GaussianDropout", "AlphaDropout"]
@@ -34,11 +35,11 @@ def _rate(rate, layer):
     return r
 
 
-def _normal(rng, shape, like):
-    """Standard normal draws of ``shape`` as a constant on ``like``'s device and dtype."""
+def _normal(shape, like):
+    """Standard normal draws of ``shape`` (under a strategy, this replica's rows of the global
+    batch's) as a constant on ``like``'s device and dtype."""
     wide = _np.float64 if like.dtype == _np.float64 else _np.float32
-    z = rng.standard_normal(tuple(shape), dtype=wide)
-    return tnp.asarray(z, dtype=like.dtype, device=like.device)
+    return tnp.asarray(normal(shape, dtype=wide), dtype=like.dtype, device=like.device)
 
 
 class GaussianNoise(_Noise):
@@ -58,7 +59,7 @@ class GaussianNoise(_Noise):
     def call(self, inputs, training=None):
         if not training:
             return inputs
-        return inputs + _normal(get_rng(), inputs.shape, inputs) * self.stddev
+        return inputs + _normal(inputs.shape, inputs) * self.stddev
 
     def get_config(self):
         return {**super().get_config(), "stddev": self.stddev}
@@ -76,7 +77,7 @@ class GaussianDropout(_Noise):
         if not training or not 0 < self.rate < 1:
             return inputs
         stddev = math.sqrt(self.rate / (1.0 - self.rate))
-        return inputs * (_normal(get_rng(), inputs.shape, inputs) * stddev + 1)
+        return inputs * (_normal(inputs.shape, inputs) * stddev + 1)
 
     def get_config(self):
         return {**super().get_config(), "rate": self.rate}
@@ -104,8 +105,10 @@ class AlphaDropout(_Noise):
                 raise ValueError(f"{self.name}: noise_shape {self.noise_shape} does not have the "
                                  f"rank of the inputs, of shape {shape}")
             shape = tuple(s if n is None else int(n) for s, n in zip(shape, self.noise_shape))
-        rng = self._rng if self._rng is not None else get_rng()
-        keep = tnp.asarray(rng.random(shape, dtype=_np.float32) >= self.rate, device=inputs.device)
+        per_sample = self.noise_shape is None or self.noise_shape[0] is None or \
+            int(self.noise_shape[0]) != 1
+        keep = tnp.asarray(keep_mask(shape, self.rate, self._rng, per_sample),
+                           device=inputs.device)
         kept = keep.astype(inputs.dtype)
         rate = self.rate
         alpha_p = -_SELU_ALPHA * _SELU_SCALE

@@ -34,7 +34,7 @@ from .. import initializers as _initializers
 from ..ops.recurrent import (  # noqa: F401  (the kernels' names stay importable from here)
     _ACTS, _fused_backward, _fused_forward, _on, _sigmoid, fused_rnn,
 )
-from ..utils.random import get_rng
+from ..utils.random import keep_mask
 from ._common import add_option_weight, device_of as _device_of, positive_int
 from .base import Layer
 
@@ -80,7 +80,7 @@ def _dropout_mask(shape, rate, dtype, xp):
     """A scaled keep mask: drawn on the host from the seeded NumPy Generator, moved to the
     device of ``xp`` as booleans and scaled there."""
     keep = 1.0 - rate
-    m = xp.asarray(get_rng().random(shape) < keep).astype(dtype) / xp.asarray(keep, dtype=dtype)
+    m = xp.asarray(keep_mask(shape, rate)).astype(dtype) / xp.asarray(keep, dtype=dtype)
     return m
 
 

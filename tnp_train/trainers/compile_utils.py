@@ -162,10 +162,12 @@ class LossesContainer:
     weighted sum over outputs plus the regularization losses, a scalar, and updates the
     ``loss`` mean (and ``<output>_loss`` per output of a multi-output model).
 
-    Under a strategy of N replicas the returned loss is scaled as TF 2.4 scales it, so that the
-    gradients summed over the replicas are the global batch's: each mean-reduced output loss
-    and the regularization losses by 1/N (a ``"sum"``-reduced loss is not scaled); the running
-    means get the unscaled values (a ``"sum"`` loss times N, TF's correction for the mean over
+    Under a strategy of N replicas the returned loss is scaled so that the gradients summed
+    over the replicas are the global batch's: each mean-reduced output loss by the replica's
+    share of the global batch (rows/n where the strategy split it, so an uneven last batch
+    still gives one process's gradient; TF 2.4's 1/N otherwise, and always in TF), the
+    regularization losses by 1/N (a ``"sum"``-reduced loss is not scaled); the running means
+    get the unscaled values (a ``"sum"`` loss times N, TF's correction for the mean over
     replicas)."""
 
     def __init__(self, loss, loss_weights=None, output_names=("output",), dtype="float32"):
@@ -199,10 +201,12 @@ class LossesContainer:
         """The total loss (a 0-d tnp array, recorded on an active tape); 0.0 when no output has
         a loss and there are no regularization losses, as in TF 2.4. Under a strategy of N
         replicas the returned loss is TF 2.4's (``scale_loss_for_distribution``): mean-reduced
-        losses and the regularization losses divided by N, "sum" losses not; the trackers get
+        losses divided by N (by n/rows where the strategy split an uneven batch), the
+        regularization losses by N, "sum" losses not; the trackers get
         the unscaled values (a "sum" loss times N), so the job-wide logs are one process's."""
         replicas = _num_replicas()
         scale = 1.0 / replicas
+        rows = _distributed.batch_rows() if replicas > 1 else None
         ys_true = _align(y_true, self.output_names)
         ys_pred = _align(y_pred, self.output_names, "predictions")
         sws = _align(sample_weight, self.output_names, "sample weights")
@@ -223,7 +227,7 @@ class LossesContainer:
                 if getattr(fn, "reduction", "auto") == "sum":
                     metric_value = value * replicas
                 else:
-                    loss_value = value * scale
+                    loss_value = value * _share(rows, yt, scale)
             if tracker is not None:
                 tracker.update_state(metric_value, sample_weight=batch)
             metric_terms.append(metric_value * w if w != 1.0 else metric_value)
@@ -251,6 +255,16 @@ _distributed = LazyModule("tnp_train.trainers.distributed")   # imports the stra
 
 def _num_replicas():
     return _distributed.num_replicas()
+
+
+def _share(rows, y_true, scale):
+    """What a replica's mean-reduced loss is scaled by: its share of the global batch, rows/n,
+    when the strategy split the batch (so an uneven split, a short last batch's, still sums to
+    one process's mean); else TF 2.4's 1/replicas."""
+    if rows is None or not y_true.ndim or int(y_true.shape[0]) != rows[2] - rows[1] or \
+            rows[0] <= 0:
+        return scale
+    return (rows[2] - rows[1]) / rows[0]
 
 
 _SHAPE_RESOLVED = ("accuracy", "acc", "crossentropy", "ce")

@@ -328,9 +328,9 @@ class DataHandler:
         """This worker's part of a global batch (a generator's), on the strategy's device."""
         if self._dist is None:
             return batch
-        from ..distribute.input_lib import _to_device, split_batch
+        from ..distribute.input_lib import split_noted
         parts, base, devices, _ = self._sharding()
-        local = [self._weights_for(_to_device(split_batch(batch, parts, base + i, "fit"), d))
+        local = [self._weights_for(split_noted(batch, parts, base + i, d, "fit"))
                  for i, d in enumerate(devices)]
         return local[0] if len(local) == 1 else PerReplica(local)
 
@@ -371,10 +371,14 @@ class DataHandler:
         # each local replica's rows of the global batch [lo, hi): its part of it
         spans = [_part_bounds(hi - lo, parts, base + i) for i in range(len(devices))] \
             if parts > 1 else [(0, hi - lo)]
-        if len(devices) > 1:
-            return PerReplica([self._rows(flat, idx, lo + a, lo + e, d)
-                               for (a, e), d in zip(spans, devices)])
-        return self._rows(flat, idx, lo + spans[0][0], lo + spans[0][1], devices[0])
+        from ..distribute.input_lib import note_rows
+        # noted as those rows of the global batch: the replicas' dropout masks are then the
+        # parts of one process's (tt.utils.random.replica_draws)
+        local = [self._rows(flat, idx, lo + a, lo + e, d) for (a, e), d in zip(spans, devices)]
+        if parts > 1:
+            for part, (a, e) in zip(local, spans):
+                note_rows(part, hi - lo, a, e)
+        return PerReplica(local) if len(devices) > 1 else local[0]
 
     def rebatch(self):
         """The last batch again, split as the strategy is now (an elastic job that lost a

@@ -9,7 +9,7 @@ from ..autodiff import VariableSynchronization
 from ..distribute import distribute_lib
 
 __all__ = ["model_strategy", "is_chief", "chief_only", "wait_for_chief", "strategy_scope", "num_replicas",
-           "install_gradient_aggregator", "check_variables_in_scope"]
+           "batch_rows", "install_gradient_aggregator", "check_variables_in_scope"]
 
 
 def model_strategy(model):
@@ -43,6 +43,12 @@ def run_strategy(model):
 def num_replicas():
     """The number of replicas whose losses are combined (1 without a strategy)."""
     return distribute_lib.get_strategy().num_replicas_in_sync
+
+
+def batch_rows():
+    """``(n, lo, hi)``: the current replica's rows of the global batch the strategy split,
+    else None."""
+    return distribute_lib.replica_batch_rows()
 
 
 def is_chief(model):

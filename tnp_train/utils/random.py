@@ -4,16 +4,25 @@
 and tnp's global generators and this module's generator, so a training run is reproducible.
 The generator is per thread (replicas of a strategy run in threads and must not race on one
 generator); each thread's generator is derived from the seed and the order threads first ask.
+
+Per-sample draws (dropout masks, noise) go through :func:`keep_mask` / :func:`normal`: under a
+distribution strategy each replica draws its own rows of the global batch's draw. Where every
+worker holds the same generator (one seed everywhere, as the strategies ask), the N workers of
+a job then draw together exactly what one process draws for the same global batch, and no two
+replicas share a mask (ranks seeded alike would otherwise draw the same mask for their parts).
 """
 from __future__ import annotations
 
+import contextlib
+import copy
 import itertools
 import random as _pyrandom
 import threading
 
 import numpy as _np
 
-__all__ = ["set_random_seed", "get_rng", "make_rng", "set_thread_stream"]
+__all__ = ["set_random_seed", "get_rng", "make_rng", "set_thread_stream", "replica_draws",
+           "ReplicaGenerators", "keep_mask", "normal"]
 
 _state = threading.local()
 _lock = threading.Lock()
@@ -66,3 +75,141 @@ def make_rng(seed=None):
     if seed is None:
         return _np.random.default_rng(get_rng().integers(0, 2**63))
     return _np.random.default_rng(seed)
+
+
+# ==================================================================== per-sample draws
+# A replica of a strategy run draws for its rows of the global batch: the strategy says which
+# (replica_draws); the layers ask through keep_mask / normal. The unit of a draw is a 32-bit
+# half of the bit generator's 64-bit words, so that a replica can skip the rows before its own
+# (PCG64.advance, O(log n)) and the rows after, and leave its generator where one process
+# drawing the whole batch would have left it.
+
+def replica_draws(replica_id, num_replicas, rows=None, generator=None):
+    """Context: this thread runs replica ``replica_id`` of ``num_replicas``; ``rows`` is
+    ``(n, lo, hi)`` when its batch is rows ``[lo, hi)`` of a global batch of ``n`` rows (the
+    strategy's split of a dataset or of arrays), else None (the per-sample draws of replicas
+    are then made independent by mixing in the replica id). ``generator``: where a replica
+    thread's per-sample draws come from (:class:`ReplicaGenerators`), else the thread's."""
+    return _replica_draws(replica_id, num_replicas, rows, generator)
+
+
+@contextlib.contextmanager
+def _replica_draws(replica_id, num_replicas, rows, generator):
+    prev = getattr(_state, "draws", None)
+    _state.draws = None if num_replicas <= 1 and generator is None else \
+        (int(replica_id), int(num_replicas), rows, generator)
+    try:
+        yield
+    finally:
+        _state.draws = prev
+
+
+class ReplicaGenerators:
+    """The per-sample draws of replicas that run in threads of one process: each replica draws
+    from its own copy of the calling thread's generator (so the replicas' rows are one draw, as
+    one process's), and the calling thread's generator then goes on from where replica 0's
+    ended. ``begin(n)`` in the calling thread before the run gives the n copies; ``end()``
+    after a run that succeeded."""
+
+    def __init__(self):
+        self._gens = []
+        self._source = None
+
+    def begin(self, n):
+        source = get_rng()
+        state = source.bit_generator.state
+        gens = self._gens
+        for i in range(n):
+            if i == len(gens):
+                gens.append(copy.deepcopy(source))
+            elif type(gens[i].bit_generator) is not type(source.bit_generator):
+                gens[i] = copy.deepcopy(source)
+            else:
+                gens[i].bit_generator.state = state
+        self._source = source
+        return gens[:n]
+
+    def end(self):
+        if self._source is not None and self._gens:
+            self._source.bit_generator.state = self._gens[0].bit_generator.state
+        self._source = None
+
+
+def _own(rng):
+    """The generator a per-sample draw uses: the thread's, or the layer's own (``seed=``) one;
+    a replica thread of a several-device strategy draws from its own copy of a layer's
+    generator (the layer object is shared by the replica threads, which must not race on it)."""
+    if rng is None:
+        draws = getattr(_state, "draws", None)
+        return draws[3] if draws is not None and draws[3] is not None else get_rng()
+    if getattr(_state, "stream", None) is None:
+        return rng
+    copies = getattr(_state, "copies", None)
+    if copies is None:
+        copies = _state.copies = {}
+    hit = copies.get(id(rng))
+    if hit is None or hit[0] is not rng:
+        with _lock:
+            hit = copies[id(rng)] = (rng, copy.deepcopy(rng))
+    return hit[1]
+
+
+def _skip(bg, words):
+    if hasattr(bg, "advance"):
+        # also when words is 0: advancing drops the generator's buffered 32-bit half, and
+        # every replica, whatever its rows, must leave the buffer as one process does
+        bg.advance(words)
+    elif words > 0:                         # a bit generator that cannot jump: draw and drop
+        bg.random_raw(words)
+
+
+def _halves(rng, shape, per_element, per_sample):
+    """uint32 draws of ``shape + (per_element,)``, axis 0 of ``shape`` being this replica's rows
+    of the batch when ``per_sample`` (else the draw is the same on every replica, as one
+    process's: a mask shared by the whole batch)."""
+    shape = tuple(int(d) for d in shape)
+    rng = _own(rng)
+    local = shape[0] if shape else 1
+    row = per_element
+    for d in shape[1:]:
+        row *= d
+    n, lo, hi = local, 0, local
+    draws = getattr(_state, "draws", None)
+    if draws is not None and per_sample and draws[1] > 1:
+        rows = draws[2]
+        if rows is not None and rows[2] - rows[1] == local:
+            n, lo, hi = rows
+        else:
+            # no global batch known: a generator of this step (the same word consumed on every
+            # replica) and of this replica
+            key = int(rng.bit_generator.random_raw())
+            rng = _np.random.default_rng([key, draws[0]])
+    bg = rng.bit_generator
+    start, stop = lo * row, hi * row
+    first, last, total = start // 2, (stop + 1) // 2, (n * row + 1) // 2
+    _skip(bg, first)
+    words = bg.random_raw(last - first) if last > first else _np.empty(0, _np.uint64)
+    _skip(bg, total - last)
+    k = start - 2 * first
+    halves = words.view(_np.uint32)[k:k + stop - start]
+    return halves.reshape(shape + ((per_element,) if per_element > 1 else ()))
+
+
+def keep_mask(shape, rate, rng=None, per_sample=True):
+    """A boolean mask of ``shape``, each entry True with probability ``1 - rate`` (dropout's
+    keep mask); axis 0 is the batch (see :func:`replica_draws`) unless ``per_sample`` is
+    False. ``rng``: a layer's own generator (default: the thread's)."""
+    threshold = min(int(round(float(rate) * 2.0 ** 32)), 2 ** 32 - 1)
+    return _halves(rng, shape, 1, per_sample) >= _np.uint32(threshold)
+
+
+def normal(shape, rng=None, dtype=_np.float32, per_sample=True):
+    """Standard normal draws of ``shape`` (Box-Muller on two 32-bit uniforms per entry: one
+    64-bit word, so the tails end at 6.7 sigma), axis 0 being the batch as in
+    :func:`keep_mask`; computed in float32 unless ``dtype`` is float64."""
+    wide = _np.float64 if _np.dtype(dtype) == _np.float64 else _np.float32
+    h = _halves(rng, shape, 2, per_sample)
+    u1 = (h[..., 0].astype(wide) + wide(0.5)) * wide(2.0 ** -32)      # in (0, 1)
+    u2 = h[..., 1].astype(wide) * wide(2.0 ** -32)
+    z = _np.sqrt(wide(-2.0) * _np.log(u1)) * _np.cos(wide(2.0 * _np.pi) * u2)
+    return z.astype(dtype, copy=False)
