@@ -1,9 +1,10 @@
 """``examples/digits_multiworker.py`` (``make demo-distributed``) runs under a real 2-rank
 ``mpiexec`` job: one epoch, the chief alone prints the test accuracy, and it is well above
-chance (10 classes: 0.10). One epoch of the one-process example reaches about 0.86 with seed 0;
-the two runs are not compared number for number because dropout draws its masks for each
-worker's half batch rather than for the global batch, so the trajectories differ (the exact
-equivalence is tests/distributed/test_multiworker.py's, on models without dropout)."""
+chance (10 classes: 0.10). One epoch of the one-process example reaches about 0.86 with seed 0.
+The two runs draw the same dropout masks (each worker its rows of the global batch's) but sum
+gradients in another order, and Adam carries that rounding along, so they are not compared
+number for number here (the exact equivalence is tests/distributed/test_multiworker.py's, with
+SGD, dropout included)."""
 import re
 
 import pytest

@@ -4,7 +4,9 @@ exactly as one process with batch B (the issue's gate).
 ``scripts/mw_equivalence.py`` trains the MLP and the small CNN for 20 SGD-with-momentum steps
 (2 epochs of 10 batches of 32) through ``fit`` and through TF's custom loop; the reference is
 the same script in one plain process (no strategy, no mpiexec) with rank 0's seed. Rank 1 is
-seeded differently, so equal starting weights show the broadcast from worker 0.
+seeded differently, so equal starting weights show the broadcast from worker 0. A third model
+has dropout and Gaussian noise and every rank seeded alike: the ranks draw their rows of one
+process's masks (and split a short last batch 14/13), so it too trains as one process.
 """
 import subprocess
 import sys
@@ -16,7 +18,8 @@ from conftest import SCRIPTS, ROOT, mpi_env
 
 pytestmark = pytest.mark.timeout(120)
 
-TAGS = ("mlp_fit", "mlp_loop", "cnn_fit", "cnn_loop")
+# noisy: dropout and Gaussian noise, every rank seeded alike, 315 samples (a short last batch)
+TAGS = ("mlp_fit", "mlp_loop", "cnn_fit", "cnn_loop", "noisy_fit", "noisy_loop")
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +49,7 @@ def test_two_ranks_train_as_one_process(mpirun, tmp_path, reference):
             # the reported losses are the job's (fit's running mean, the loop's reduced sum)
             np.testing.assert_allclose(got[f"{tag}_loss"], ref[f"{tag}_loss"], rtol=1e-5,
                                        err_msg=f"{tag} rank {rank}")
-        for kind in ("mlp", "cnn"):
+        for kind in ("mlp", "cnn", "noisy"):
             # every batch's logs (fit's running loss and accuracy) are the job's, as one
             # process's, though after the first step the metrics' state is summed with the
             # gradients instead of in a collective of its own (at most one per epoch is left)

@@ -25,6 +25,13 @@ def mlp():
                           tt.layers.Dense(16, activation="tanh"), tt.layers.Dense(4)])
 
 
+def noisy():
+    """The MLP with per-sample draws: dropout and Gaussian noise (trained on mlp data)."""
+    return tt.Sequential([tt.Input((12,)), tt.layers.Dense(16, activation="relu"),
+                          tt.layers.Dropout(0.3), tt.layers.Dense(16, activation="tanh"),
+                          tt.layers.GaussianNoise(0.1), tt.layers.Dense(4)])
+
+
 def cnn():
     return tt.Sequential([tt.Input((8, 8, 1)), tt.layers.Conv2D(4, 3, activation="relu"),
                           tt.layers.MaxPooling2D(2), tt.layers.Flatten(), tt.layers.Dense(4)])
@@ -33,7 +40,7 @@ def cnn():
 def data(kind, n, seed=0):
     """Fixed inputs (the same on every rank, whatever the rank's seed) and labels 0..3."""
     rng = np.random.default_rng(seed)
-    shape = (n, 12) if kind == "mlp" else (n, 8, 8, 1)
+    shape = (n, 12) if kind in ("mlp", "noisy") else (n, 8, 8, 1)
     x = rng.normal(size=shape).astype("float32")
     y = rng.integers(0, 4, n).astype("int64")
     return x, y

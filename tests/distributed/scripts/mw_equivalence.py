@@ -6,16 +6,17 @@ strategy, seed 1: the reference). Four trainings of 20 SGD-with-momentum steps (
 batches of 32): the MLP and the CNN, each through ``fit`` (shuffled arrays, metrics, then
 ``evaluate`` and ``predict``) and through the custom loop of TF's guide
 (``experimental_distribute_dataset`` of a shuffled dataset, ``strategy.run``,
-``tt.nn.compute_average_loss``, ``strategy.reduce``). Each rank writes ``OUT_DIR/<rank>.npz``
-(the reference ``ref.npz``): initial and final weights, the fit history, the loop's reduced
-losses, evaluate's numbers and predict's outputs.
+``tt.nn.compute_average_loss``, ``strategy.reduce``); then an MLP with dropout and Gaussian
+noise the same two ways, every rank seeded alike, on 315 samples. Each rank writes
+``OUT_DIR/<rank>.npz`` (the reference ``ref.npz``): initial and final weights, the fit history,
+the loop's reduced losses, evaluate's numbers and predict's outputs.
 """
 import contextlib
 import sys
 
 import numpy as np
 
-from mw_common import cnn, data, mlp, rank_and_size, save, tt
+from mw_common import cnn, data, mlp, noisy, rank_and_size, save, tt
 
 B, N_SAMPLES, EPOCHS = 32, 320, 2
 
@@ -29,10 +30,10 @@ def build(make, strategy):
     return model
 
 
-def run_fit(make, kind, strategy, out, tag):
+def run_fit(make, kind, strategy, out, tag, n=N_SAMPLES):
     model = build(make, strategy)
     out[f"{tag}_init"] = np.concatenate([w.numpy().ravel() for w in model.weights])
-    x, y = data(kind, N_SAMPLES)
+    x, y = data(kind, n)
     batches = []
     record = tt.callbacks.LambdaCallback(on_train_batch_end=lambda b, logs: batches.append(
         [float(logs["loss"]), float(logs["accuracy"])]))
@@ -57,15 +58,15 @@ def run_fit(make, kind, strategy, out, tag):
     out[f"{tag}_pred"] = np.asarray(model.predict(xe, batch_size=B))
 
 
-def run_loop(make, kind, strategy, out, tag):
+def run_loop(make, kind, strategy, out, tag, n=N_SAMPLES):
     strategy = strategy if strategy is not None else tt.distribute.get_strategy()
     with strategy.scope():
         model = make()
         opt = tt.optimizers.SGD(0.05, momentum=0.9)
         loss_obj = tt.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
     out[f"{tag}_init"] = np.concatenate([w.numpy().ravel() for w in model.weights])
-    x, y = data(kind, N_SAMPLES)
-    ds = tt.data.Dataset.from_tensor_slices((x, y)).shuffle(N_SAMPLES).batch(B)
+    x, y = data(kind, n)
+    ds = tt.data.Dataset.from_tensor_slices((x, y)).shuffle(n).batch(B)
     dist = strategy.experimental_distribute_dataset(ds)
 
     def step(batch):
@@ -98,6 +99,12 @@ def main():
     for kind, make in (("mlp", mlp), ("cnn", cnn)):
         run_fit(make, kind, strategy, out, f"{kind}_fit")
         run_loop(make, kind, strategy, out, f"{kind}_loop")
+    # dropout and noise: every rank seeded alike (as a job should be), each draws its rows of
+    # the global batch's masks, so the job draws one process's; 315 samples end each epoch on
+    # a batch of 27, split 14/13 (its replicas' losses weighted 14/27 and 13/27)
+    for tag, run in (("noisy_fit", run_fit), ("noisy_loop", run_loop)):
+        tt.utils.set_random_seed(77)
+        run(noisy, "noisy", strategy, out, tag, n=N_SAMPLES - 5)
     save(f"{out_dir}/{'ref' if ref else rank}.npz", **out)
     print(f"[rank {rank}] ALL OK", flush=True)
 

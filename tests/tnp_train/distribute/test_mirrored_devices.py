@@ -320,3 +320,70 @@ def test_workers_of_several_devices_train_as_one_device():
         for k in ref_hist:
             np.testing.assert_allclose(hist[k], ref_hist[k], rtol=1e-5, err_msg=k)
         assert_copies_equal(model)
+
+
+def noisy(seed=None):
+    """An MLP with every kind of per-sample draw: dropout (the thread's generator or its own
+    seed), Gaussian noise, alpha dropout."""
+    return tt.Sequential([tt.Input((5,)), tt.layers.Dense(8, activation="relu"),
+                          tt.layers.Dropout(0.3, seed=seed), tt.layers.Dense(8),
+                          tt.layers.GaussianNoise(0.2), tt.layers.AlphaDropout(0.2),
+                          tt.layers.Dense(3)])
+
+
+@pytest.mark.parametrize("n", [48, 47, 45], ids=["odd-batches", "short-last", "empty-part"])
+@pytest.mark.parametrize("seed", [None, 7], ids=["thread-rng", "layer-seed"])
+def test_two_devices_with_dropout_and_noise_train_as_one_device(n, seed):
+    # Batches of 11 split 6/5; 47 rows end on a batch of 3 split 2/1, 45 rows on a batch of 1
+    # split 1/0. Each replica draws its rows of one process's masks, and a replica's loss
+    # counts for its share of the global batch, so every step is one process's.
+    x, y = data(n)
+    tt.utils.set_random_seed(0)
+    init = weights(noisy(seed))
+
+    def fit(strategy):
+        tt.utils.set_random_seed(3)
+        with strategy.scope():
+            model = compiled(lambda: noisy(seed))
+        model.set_weights(init)
+        hist = model.fit(x, y, batch_size=11, epochs=3, verbose=0)
+        return hist.history["loss"], model
+
+    ref_loss, ref = fit(D.OneDeviceStrategy("cpu:0"))
+    got_loss, got = fit(D.MirroredStrategy(DEVICES))
+    np.testing.assert_allclose(got_loss, ref_loss, rtol=1e-5)
+    for a, b in zip(weights(got), weights(ref)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert_copies_equal(got)
+
+
+def test_custom_loop_average_loss_of_an_uneven_batch_is_one_process_mean():
+    # compute_average_loss without global_batch_size: the split batch's size (TF would take
+    # per-replica rows x replicas: 2 x 2 = 4 on one replica and 1 x 2 on the other for 3 rows)
+    x, y = data(15)
+    tt.utils.set_random_seed(0)
+    init = weights(noisy())
+
+    def loop(strategy):
+        tt.utils.set_random_seed(3)
+        with strategy.scope():
+            model = compiled(noisy)
+        model.set_weights(init)
+        loss_obj = tt.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
+
+        def step(b):
+            with tt.GradientTape() as tape:
+                loss = tt.nn.compute_average_loss(loss_obj(b[1], model(b[0], training=True)))
+            grads = tape.gradient(loss, model.trainable_variables)
+            model.optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+        ds = tt.data.Dataset.from_tensor_slices((x, y)).batch(6)      # 6, 6, 3
+        losses = [float(strategy.reduce("SUM", strategy.run(step, args=(b,)), axis=None))
+                  for _ in range(2) for b in strategy.experimental_distribute_dataset(ds)]
+        return losses, model
+
+    ref_losses, ref = loop(D.OneDeviceStrategy("cpu:0"))
+    got_losses, got = loop(D.MirroredStrategy(DEVICES))
+    np.testing.assert_allclose(got_losses, ref_losses, rtol=1e-5)
+    for a, b in zip(weights(got), weights(ref)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -33,6 +33,7 @@ import tnp
 from tnp.extend import device_of
 
 from ...autodiff import Variable
+from ...utils.random import replica_draws
 from . import wire
 from .endpoint import Endpoint
 from .pickling import dumps, loads
@@ -375,7 +376,10 @@ class WorkerServer:
                 client.new_epoch()
                 handles = [client.handles[k] for k in keys]
                 client.ensure_fresh([v for v in handles if not v._ps.slot])
-                result = fn(*args, **kwargs)
+                # workers seeded alike must not draw the same dropout masks: their per-sample
+                # draws mix in the worker's id (tt.utils.random.replica_draws)
+                with replica_draws(self.task_id, self.num_workers):
+                    result = fn(*args, **kwargs)
             client.flush()
             stream, oob, _ = dumps(result, where="a scheduled function's result")
             frame.header["ok"] = True
