@@ -22,7 +22,7 @@ import threading
 import numpy as _np
 
 __all__ = ["set_random_seed", "get_rng", "make_rng", "set_thread_stream", "replica_draws",
-           "ReplicaGenerators", "keep_mask", "normal"]
+           "ReplicaGenerators", "keep_mask", "normal", "per_sample", "replica_generator"]
 
 _state = threading.local()
 _lock = threading.Lock()
@@ -152,6 +152,31 @@ def _own(rng):
         with _lock:
             hit = copies[id(rng)] = (rng, copy.deepcopy(rng))
     return hit[1]
+
+
+def replica_generator(rng=None):
+    """The generator for a draw every replica makes alike (one crop for the whole batch): the
+    thread's (a replica thread's copy of its caller's), or a layer's own ``rng`` (a replica
+    thread's copy of it)."""
+    return _own(rng)
+
+
+def per_sample(draw, size, rng=None):
+    """``draw(generator, m)``, an array (or a tuple of arrays) with ``m`` leading rows, for the
+    ``size`` samples of this replica's batch: under a strategy that split a global batch of
+    ``n`` rows, the replica's rows of ``draw(generator, n)`` (every replica makes the whole,
+    small, draw, so any ``draw`` works); with rows unknown, a draw of the replica's own."""
+    rng = _own(rng)
+    draws = getattr(_state, "draws", None)
+    if draws is None or draws[1] <= 1:
+        return draw(rng, size)
+    rows = draws[2]
+    if rows is not None and rows[2] - rows[1] == size:
+        out = draw(rng, rows[0])
+        lo, hi = rows[1], rows[2]
+        return tuple(a[lo:hi] for a in out) if isinstance(out, tuple) else out[lo:hi]
+    key = int(rng.bit_generator.random_raw())
+    return draw(_np.random.default_rng([key, draws[0]]), size)
 
 
 def _skip(bg, words):

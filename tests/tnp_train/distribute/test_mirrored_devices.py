@@ -387,3 +387,31 @@ def test_custom_loop_average_loss_of_an_uneven_batch_is_one_process_mean():
     np.testing.assert_allclose(got_losses, ref_losses, rtol=1e-5)
     for a, b in zip(weights(got), weights(ref)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_two_devices_augment_as_one_device():
+    # per-image draws (flips, translations, rotations) are each replica's rows of one draw for
+    # the global batch, and a draw for the whole batch (a crop) is the same on every replica
+    P = tt.layers.experimental.preprocessing
+
+    def make():
+        return tt.Sequential([tt.Input((8, 8, 1)), P.RandomFlip(), P.RandomTranslation(0.2, 0.2),
+                              P.RandomRotation(0.1), P.RandomCrop(6, 6),
+                              tt.layers.Conv2D(4, 3, activation="relu"), tt.layers.Flatten(),
+                              tt.layers.Dense(3)])
+    x, y = data(23, shape=(8, 8, 1))
+    tt.utils.set_random_seed(0)
+    init = weights(make())
+
+    def fit(strategy):
+        tt.utils.set_random_seed(3)
+        with strategy.scope():
+            model = compiled(make)
+        model.set_weights(init)
+        return model.fit(x, y, batch_size=8, epochs=2, verbose=0).history["loss"], model
+
+    ref_loss, ref = fit(D.OneDeviceStrategy("cpu:0"))
+    got_loss, got = fit(D.MirroredStrategy(DEVICES))
+    np.testing.assert_allclose(got_loss, ref_loss, rtol=1e-5)
+    for a, b in zip(weights(got), weights(ref)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -111,3 +111,29 @@ def test_replica_generators_copy_the_callers_state_and_hand_back_replica_zeros()
 def test_keep_probability_follows_rate(rate):
     m = keep_mask((1000, 100), rate, np.random.default_rng(1))
     assert abs(m.mean() - (1 - rate)) < 0.01
+
+
+def test_per_sample_draws_take_the_replicas_rows_of_one_draw():
+    from tnp_train.utils.random import per_sample
+
+    def draw(g, m):
+        return g.uniform(-1, 1, m), g.integers(0, 5, (m, 2))
+    ref = draw(np.random.default_rng(4), 10)
+    got_u, got_i, states = [], [], []
+    for r in range(3):
+        lo, hi = part_bounds(10, 3, r)
+        g = np.random.default_rng(4)
+        with replica_draws(r, 3, (10, lo, hi)):
+            u, i = per_sample(draw, hi - lo, g)
+        got_u.append(u)
+        got_i.append(i)
+        states.append(_state(g))
+    np.testing.assert_array_equal(np.concatenate(got_u), ref[0])
+    np.testing.assert_array_equal(np.concatenate(got_i), ref[1])
+    assert states[0] == states[1] == states[2]
+    # rows unknown: each replica its own
+    apart = []
+    for r in range(2):
+        with replica_draws(r, 2):
+            apart.append(per_sample(lambda g, m: g.random(m), 6, np.random.default_rng(4)))
+    assert not np.array_equal(apart[0], apart[1])

@@ -6,7 +6,8 @@ The ``Random*`` layers augment in training and are the identity otherwise. As in
 inherited ``training=False`` (``predict``, ``evaluate``, ``model(x, training=False)``) turns
 them off. Random draws come from the layer's own generator when it has a ``seed``, else from
 :func:`tnp_train.utils.random.get_rng` (so ``tt.utils.set_random_seed`` reproduces them); the
-streams differ from TF's. Geometric augmentation samples through TF's projective transform
+streams differ from TF's. Under a strategy each replica takes its images' rows of the global
+batch's draw (``tt.utils.random.per_sample``), so the workers of a job augment as one process. Geometric augmentation samples through TF's projective transform
 (:func:`._resize.transform`), so for the same drawn parameters the output is TF's; gradients
 flow to the images.
 """
@@ -18,7 +19,7 @@ import numpy as _np
 
 import tnp
 
-from ....utils.random import get_rng, make_rng
+from ....utils.random import make_rng, per_sample, replica_generator
 from ._base import PreprocessingLayer
 from ._resize import RESIZE_METHODS, resize, transform
 
@@ -58,7 +59,14 @@ class _RandomLayer(_ImageLayer):
         self._rng = make_rng(seed) if seed is not None else None
 
     def _gen(self):
-        return self._rng if self._rng is not None else get_rng()
+        """The generator of a draw for the whole batch (every replica of a strategy makes it
+        alike, as one process does)."""
+        return replica_generator(self._rng)
+
+    def _per_image(self, draw, n):
+        """``draw(generator, m)`` for each of the ``n`` images (under a strategy, this
+        replica's rows of the global batch's draw)."""
+        return per_sample(draw, n, self._rng)
 
     @staticmethod
     def _training(training):
@@ -215,13 +223,13 @@ class RandomFlip(_RandomLayer):
             return inputs
         x, single = self._batched(inputs)
         n = x.shape[0]
-        rng = self._gen()
         dev = x.device
+        coin = lambda g, m: g.random(m) < 0.5        # noqa: E731
         if self.mode in ("horizontal", "horizontal_and_vertical"):
-            flip = tnp.asarray((rng.random(n) < 0.5).reshape(n, 1, 1, 1), device=dev)
+            flip = tnp.asarray(self._per_image(coin, n).reshape(n, 1, 1, 1), device=dev)
             x = tnp.where(flip, x[:, :, ::-1, :], x)
         if self.mode in ("vertical", "horizontal_and_vertical"):
-            flip = tnp.asarray((rng.random(n) < 0.5).reshape(n, 1, 1, 1), device=dev)
+            flip = tnp.asarray(self._per_image(coin, n).reshape(n, 1, 1, 1), device=dev)
             x = tnp.where(flip, x[:, ::-1, :, :], x)
         return self._unbatched(x, single)
 
@@ -244,7 +252,7 @@ class _TransformLayer(_RandomLayer):
             return inputs
         x, single = self._batched(inputs)
         n, h, w = x.shape[0], x.shape[1], x.shape[2]
-        t = self._transforms(n, h, w, self._gen())
+        t = self._per_image(lambda g, m: self._transforms(m, h, w, g), n)
         out = transform(x, t, self.interpolation, self.fill_mode, self.fill_value)
         return self._unbatched(out, single)
 
