@@ -136,6 +136,8 @@ _MPI_SUMMABLE = _MPI_REDUCIBLE | set("FD")
 
 _FAST_OPS = frozenset(("sum", "mean", "max", "min"))
 _FAST_POLLS = 64                # polls before a small all-reduce joins the general queue
+_FAST_BYTES = 4096              # payloads up to this keep persistent requests (_FastCall)
+_FAST_CALLS = 64                # ... for this many signatures at most
 
 
 def _dtype_words(dtype):
@@ -193,6 +195,36 @@ def _shape_words(shape):
 
 # -- one collective in flight --------------------------------------------------------------------
 _HEADER, _PAYLOAD, _DONE = 0, 1, 2
+
+
+class _FastCall:
+    """A small all-reduce signature's persistent exchange (see ``_fast_allreduce``): its send
+    buffer, header then payload, with the header's fixed words written once; persistent send
+    requests to each peer beside the communicator's persistent receives; the parts to reduce
+    in rank order (this rank's is the send buffer's payload)."""
+
+    __slots__ = ("sbuf", "payload", "seq_view", "head", "reqs", "sreqs", "parts", "ufunc")
+
+    def __init__(self, comm, peers, rank, op, buf, halves, rx):
+        rbufs, rreqs, _ = rx
+        self.sbuf = np.empty(_H + buf.nbytes, np.uint8)
+        self.sbuf[:_H] = np.frombuffer(halves[0] + bytes(8) + halves[1], np.uint8)
+        self.payload = self.sbuf[_H:].view(buf.dtype)
+        self.seq_view = self.sbuf[_SEQ_OFFSET:_SEQ_OFFSET + 8].view("<i8")
+        self.head = memoryview(self.sbuf)[:_H]
+        self.sreqs = [comm.Send_init(self.sbuf, p, _TAG_HEADER) for p in peers]
+        self.reqs = list(rreqs) + self.sreqs
+        parts = [np.frombuffer(rbuf, buf.dtype, buf.size, _H) for rbuf in rbufs]
+        parts.insert(rank, self.payload)
+        self.parts = parts
+        self.ufunc = np.maximum if op == "max" else np.minimum if op == "min" else np.add
+
+    def free(self):
+        for req in self.sreqs:
+            try:
+                req.Free()
+            except Exception:  # noqa: BLE001 - already freed with the communicator
+                pass
 
 
 class _Op:
@@ -386,6 +418,8 @@ class MPICommunicator(Communicator):
         self._broken = None
         self._templates = {}
         self._fast = {}                  # (op, dtype, shape) -> header template, see allreduce
+        self._fast_calls = collections.OrderedDict()   # (op, dtype, shape) -> _FastCall
+        self._fast_rx = None             # the fast path's receive buffers, persistent requests
         self._outputs = _OutputPool()
         self._pool = []
         self._eager_bytes = self.DEFAULT_EAGER_BYTES if eager_bytes is None else int(eager_bytes)
@@ -593,44 +627,101 @@ class MPICommunicator(Communicator):
     def _fast_allreduce(self, buf, op, halves):
         """A small all-reduce of a signature seen before, while nothing else is in flight: the
         same exchange as :meth:`_start` and :meth:`_progress` make, with none of their
-        bookkeeping (this path sets the latency). If the peers are not there within a few
-        polls, or a header differs, the call becomes an ordinary queued collective."""
+        bookkeeping (this path sets the latency): persistent requests, the header written in
+        place, the payload copied once. If the peers are not there within a few polls, or a
+        header differs, the call becomes an ordinary queued collective."""
         with self._lock:
             if self._broken is not None or self._queue:
                 return self._wait(self._start_allreduce(buf, op))
             t0 = now()
             seq = self._seq
             self._seq = seq + 1
-            header = b"".join((halves[0], struct.pack("<q", seq), halves[1]))
-            sbuf = header + buf.tobytes()
-            comm, pool = self._comm, self._pool
-            rbufs = [pool.pop() if pool else np.empty(_H + self._eager_bytes, np.uint8)
-                     for _ in self._peers]
-            reqs = [comm.Irecv(rbuf, p, _TAG_HEADER) for p, rbuf in zip(self._peers, rbufs)]
-            reqs += [comm.Isend(sbuf, p, _TAG_HEADER) for p in self._peers]
+            call = self._fast_call(op, buf, halves)
+            if call is None:
+                return self._exchange_small(buf, op, halves, seq, t0)
+            call.seq_view[0] = seq
+            np.copyto(call.payload, buf.reshape(-1))
+            reqs = call.reqs
+            _MPI.Prequest.Startall(reqs)
             testall = _MPI.Request.Testall
+            rbufs, _, heads = self._fast_rx
             for _ in range(_FAST_POLLS):
                 if testall(reqs):
                     break
             else:
-                return self._wait(self._adopt(ALLREDUCE, op, seq, buf, header, rbufs, reqs, t0))
+                return self._wait(self._adopt(ALLREDUCE, op, seq, buf, call.head.tobytes(),
+                                              rbufs, reqs, t0))
             t1 = now()
-            for rbuf in rbufs:
-                if rbuf[:_H].tobytes() != header:   # a mismatch or a peer that left: the
-                    return self._wait(               # general path says which
-                        self._adopt(ALLREDUCE, op, seq, buf, header, rbufs, reqs, t0))
-            parts = [np.frombuffer(rbuf, buf.dtype, buf.size, _H) for rbuf in rbufs]
-            parts.insert(self.rank, buf.reshape(-1))
-            ufunc = np.maximum if op == "max" else np.minimum if op == "min" else np.add
+            head = call.head
+            for h in heads:
+                if h != head:               # a mismatch or a peer that left: the general
+                    return self._wait(      # path says which
+                        self._adopt(ALLREDUCE, op, seq, buf, head.tobytes(), rbufs, reqs, t0))
+            parts, ufunc = call.parts, call.ufunc
             acc = ufunc(parts[0], parts[1])          # in rank order: the same bits everywhere
             for part in parts[2:]:
                 ufunc(acc, part, out=acc)
-            pool.extend(rbufs)
             if op == "mean":
                 apply_mean(acc, self.size)
             if events.has_listeners():
                 self._report("allreduce", op, seq, buf.nbytes, t0, t1, now())
             return acc.reshape(buf.shape)
+
+    def _fast_call(self, op, buf, halves):
+        """The signature's :class:`_FastCall` (made at its first fast call), or None for a
+        payload too big to keep one for."""
+        if buf.nbytes > _FAST_BYTES:
+            return None
+        key = (op, buf.dtype, buf.shape)
+        calls = self._fast_calls
+        call = calls.get(key)
+        if call is not None:
+            calls.move_to_end(key)
+            return call
+        if self._fast_rx is None:
+            rbufs = [np.empty(_H + self._eager_bytes, np.uint8) for _ in self._peers]
+            rreqs = [self._comm.Recv_init(rbuf, p, _TAG_HEADER)
+                     for p, rbuf in zip(self._peers, rbufs)]
+            self._fast_rx = (rbufs, rreqs, [memoryview(rbuf)[:_H] for rbuf in rbufs])
+        call = calls[key] = _FastCall(self._comm, self._peers, self.rank, op, buf, halves,
+                                      self._fast_rx)
+        while len(calls) > _FAST_CALLS:
+            calls.popitem(last=False)[1].free()     # not in flight: every fast call is waited
+        return call
+
+    def _exchange_small(self, buf, op, halves, seq, t0):
+        """The fast path of a payload too big for a :class:`_FastCall`: one header message
+        each way with the payload inline, on pooled buffers."""
+        header = b"".join((halves[0], struct.pack("<q", seq), halves[1]))
+        sbuf = header + buf.tobytes()
+        comm, pool = self._comm, self._pool
+        rbufs = [pool.pop() if pool else np.empty(_H + self._eager_bytes, np.uint8)
+                 for _ in self._peers]
+        reqs = [comm.Irecv(rbuf, p, _TAG_HEADER) for p, rbuf in zip(self._peers, rbufs)]
+        reqs += [comm.Isend(sbuf, p, _TAG_HEADER) for p in self._peers]
+        testall = _MPI.Request.Testall
+        for _ in range(_FAST_POLLS):
+            if testall(reqs):
+                break
+        else:
+            return self._wait(self._adopt(ALLREDUCE, op, seq, buf, header, rbufs, reqs, t0))
+        t1 = now()
+        for rbuf in rbufs:
+            if rbuf[:_H].tobytes() != header:   # a mismatch or a peer that left: the
+                return self._wait(               # general path says which
+                    self._adopt(ALLREDUCE, op, seq, buf, header, rbufs, reqs, t0))
+        parts = [np.frombuffer(rbuf, buf.dtype, buf.size, _H) for rbuf in rbufs]
+        parts.insert(self.rank, buf.reshape(-1))
+        ufunc = np.maximum if op == "max" else np.minimum if op == "min" else np.add
+        acc = ufunc(parts[0], parts[1])          # in rank order: the same bits everywhere
+        for part in parts[2:]:
+            ufunc(acc, part, out=acc)
+        pool.extend(rbufs)
+        if op == "mean":
+            apply_mean(acc, self.size)
+        if events.has_listeners():
+            self._report("allreduce", op, seq, buf.nbytes, t0, t1, now())
+        return acc.reshape(buf.shape)
 
     def _adopt(self, kind, op, seq, host, header, rbufs, reqs, t0):
         """Queue a collective whose header exchange :meth:`_fast_allreduce` started."""
@@ -740,8 +831,16 @@ class MPICommunicator(Communicator):
                 self._finish(o)
                 return
         finally:
-            self._pool.extend(rbufs)
+            self._recycle(rbufs)
         self._start_payload(o)
+
+    def _recycle(self, rbufs):
+        """Header buffers back to the pool, except the fast path's own (persistent receives
+        point at them)."""
+        rx = self._fast_rx
+        if rx is not None and rbufs and any(r is rbufs[0] for r in rx[0]):
+            return
+        self._pool.extend(rbufs)
 
     def _check_headers(self, o, rbufs):
         """``(inline sizes, payload sizes)`` of every rank, in rank order, after checking that
