@@ -197,15 +197,27 @@ def _shape_words(shape):
 _HEADER, _PAYLOAD, _DONE = 0, 1, 2
 
 
+def _reduce_in_rank_order(parts, op, size):
+    """The all-reduce of ``parts`` (one per rank, in rank order, so every rank computes the
+    same bits) into a new array."""
+    ufunc = np.maximum if op == "max" else np.minimum if op == "min" else np.add
+    acc = ufunc(parts[0], parts[1])
+    for part in parts[2:]:
+        ufunc(acc, part, out=acc)
+    if op == "mean":
+        apply_mean(acc, size)
+    return acc
+
+
 class _FastCall:
     """A small all-reduce signature's persistent exchange (see ``_fast_allreduce``): its send
     buffer, header then payload, with the header's fixed words written once; persistent send
     requests to each peer beside the communicator's persistent receives; the parts to reduce
     in rank order (this rank's is the send buffer's payload)."""
 
-    __slots__ = ("sbuf", "payload", "seq_view", "head", "reqs", "sreqs", "parts", "ufunc")
+    __slots__ = ("sbuf", "payload", "seq_view", "head", "reqs", "sreqs", "parts")
 
-    def __init__(self, comm, peers, rank, op, buf, halves, rx):
+    def __init__(self, comm, peers, rank, buf, halves, rx):
         rbufs, rreqs, _ = rx
         self.sbuf = np.empty(_H + buf.nbytes, np.uint8)
         self.sbuf[:_H] = np.frombuffer(halves[0] + bytes(8) + halves[1], np.uint8)
@@ -217,7 +229,6 @@ class _FastCall:
         parts = [np.frombuffer(rbuf, buf.dtype, buf.size, _H) for rbuf in rbufs]
         parts.insert(rank, self.payload)
         self.parts = parts
-        self.ufunc = np.maximum if op == "max" else np.minimum if op == "min" else np.add
 
     def free(self):
         for req in self.sreqs:
@@ -657,12 +668,7 @@ class MPICommunicator(Communicator):
                 if h != head:               # a mismatch or a peer that left: the general
                     return self._wait(      # path says which
                         self._adopt(ALLREDUCE, op, seq, buf, head.tobytes(), rbufs, reqs, t0))
-            parts, ufunc = call.parts, call.ufunc
-            acc = ufunc(parts[0], parts[1])          # in rank order: the same bits everywhere
-            for part in parts[2:]:
-                ufunc(acc, part, out=acc)
-            if op == "mean":
-                apply_mean(acc, self.size)
+            acc = _reduce_in_rank_order(call.parts, op, self.size)
             if events.has_listeners():
                 self._report("allreduce", op, seq, buf.nbytes, t0, t1, now())
             return acc.reshape(buf.shape)
@@ -683,7 +689,7 @@ class MPICommunicator(Communicator):
             rreqs = [self._comm.Recv_init(rbuf, p, _TAG_HEADER)
                      for p, rbuf in zip(self._peers, rbufs)]
             self._fast_rx = (rbufs, rreqs, [memoryview(rbuf)[:_H] for rbuf in rbufs])
-        call = calls[key] = _FastCall(self._comm, self._peers, self.rank, op, buf, halves,
+        call = calls[key] = _FastCall(self._comm, self._peers, self.rank, buf, halves,
                                       self._fast_rx)
         while len(calls) > _FAST_CALLS:
             calls.popitem(last=False)[1].free()     # not in flight: every fast call is waited
@@ -712,13 +718,8 @@ class MPICommunicator(Communicator):
                     self._adopt(ALLREDUCE, op, seq, buf, header, rbufs, reqs, t0))
         parts = [np.frombuffer(rbuf, buf.dtype, buf.size, _H) for rbuf in rbufs]
         parts.insert(self.rank, buf.reshape(-1))
-        ufunc = np.maximum if op == "max" else np.minimum if op == "min" else np.add
-        acc = ufunc(parts[0], parts[1])          # in rank order: the same bits everywhere
-        for part in parts[2:]:
-            ufunc(acc, part, out=acc)
+        acc = _reduce_in_rank_order(parts, op, self.size)
         pool.extend(rbufs)
-        if op == "mean":
-            apply_mean(acc, self.size)
         if events.has_listeners():
             self._report("allreduce", op, seq, buf.nbytes, t0, t1, now())
         return acc.reshape(buf.shape)
@@ -897,15 +898,7 @@ class MPICommunicator(Communicator):
             parts[self.rank] = o.host.reshape(-1)
             for p, rbuf in zip(self._peers, rbufs):
                 parts[p] = np.frombuffer(rbuf, o.dtype, count, _H)
-            op = o.op
-            ufunc = np.maximum if op == "max" else np.minimum if op == "min" else np.add
-            # reduced in rank order, so every rank computes the same bits
-            acc = ufunc(parts[0], parts[1])
-            for part in parts[2:]:
-                ufunc(acc, part, out=acc)
-            if op == "mean":
-                apply_mean(acc, self.size)
-            return acc.reshape(o.shape)
+            return _reduce_in_rank_order(parts, o.op, self.size).reshape(o.shape)
         parts[self.rank] = o.host.reshape(-1).view(np.uint8)
         for p, rbuf in zip(self._peers, rbufs):
             parts[p] = rbuf[_H:_H + counts[p]]
