@@ -331,6 +331,37 @@ def noisy(seed=None):
                           tt.layers.Dense(3)])
 
 
+def built(strategy, make, init):
+    """``make()`` compiled in ``strategy``'s scope, from the weights ``init``, with the
+    generators seeded as for every run compared."""
+    tt.utils.set_random_seed(3)
+    with strategy.scope():
+        model = compiled(make)
+    model.set_weights(init)
+    return model
+
+
+def fit_on_one_and_two(make, x, y, batch_size, epochs):
+    """``fit`` from the same initial weights and seed on one device and on two devices:
+    ``(one, two)``, each ``(losses, model)``."""
+    tt.utils.set_random_seed(0)
+    init = weights(make())
+
+    def fit(strategy):
+        model = built(strategy, make, init)
+        hist = model.fit(x, y, batch_size=batch_size, epochs=epochs, verbose=0)
+        return hist.history["loss"], model
+    return fit(D.OneDeviceStrategy("cpu:0")), fit(D.MirroredStrategy(DEVICES))
+
+
+def assert_trained_alike(one, two):
+    """The same losses and final weights (float32 rounding apart)."""
+    (ref_loss, ref), (got_loss, got) = one, two
+    np.testing.assert_allclose(got_loss, ref_loss, rtol=1e-5)
+    for a, b in zip(weights(got), weights(ref)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("n", [48, 47, 45], ids=["odd-batches", "short-last", "empty-part"])
 @pytest.mark.parametrize("seed", [None, 7], ids=["thread-rng", "layer-seed"])
 def test_two_devices_with_dropout_and_noise_train_as_one_device(n, seed):
@@ -338,23 +369,9 @@ def test_two_devices_with_dropout_and_noise_train_as_one_device(n, seed):
     # split 1/0. Each replica draws its rows of one process's masks, and a replica's loss
     # counts for its share of the global batch, so every step is one process's.
     x, y = data(n)
-    tt.utils.set_random_seed(0)
-    init = weights(noisy(seed))
-
-    def fit(strategy):
-        tt.utils.set_random_seed(3)
-        with strategy.scope():
-            model = compiled(lambda: noisy(seed))
-        model.set_weights(init)
-        hist = model.fit(x, y, batch_size=11, epochs=3, verbose=0)
-        return hist.history["loss"], model
-
-    ref_loss, ref = fit(D.OneDeviceStrategy("cpu:0"))
-    got_loss, got = fit(D.MirroredStrategy(DEVICES))
-    np.testing.assert_allclose(got_loss, ref_loss, rtol=1e-5)
-    for a, b in zip(weights(got), weights(ref)):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
-    assert_copies_equal(got)
+    one, two = fit_on_one_and_two(lambda: noisy(seed), x, y, batch_size=11, epochs=3)
+    assert_trained_alike(one, two)
+    assert_copies_equal(two[1])
 
 
 def test_custom_loop_average_loss_of_an_uneven_batch_is_one_process_mean():
@@ -365,10 +382,7 @@ def test_custom_loop_average_loss_of_an_uneven_batch_is_one_process_mean():
     init = weights(noisy())
 
     def loop(strategy):
-        tt.utils.set_random_seed(3)
-        with strategy.scope():
-            model = compiled(noisy)
-        model.set_weights(init)
+        model = built(strategy, noisy, init)
         loss_obj = tt.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
 
         def step(b):
@@ -382,11 +396,7 @@ def test_custom_loop_average_loss_of_an_uneven_batch_is_one_process_mean():
                   for _ in range(2) for b in strategy.experimental_distribute_dataset(ds)]
         return losses, model
 
-    ref_losses, ref = loop(D.OneDeviceStrategy("cpu:0"))
-    got_losses, got = loop(D.MirroredStrategy(DEVICES))
-    np.testing.assert_allclose(got_losses, ref_losses, rtol=1e-5)
-    for a, b in zip(weights(got), weights(ref)):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert_trained_alike(loop(D.OneDeviceStrategy("cpu:0")), loop(D.MirroredStrategy(DEVICES)))
 
 
 def test_two_devices_augment_as_one_device():
@@ -400,18 +410,4 @@ def test_two_devices_augment_as_one_device():
                               tt.layers.Conv2D(4, 3, activation="relu"), tt.layers.Flatten(),
                               tt.layers.Dense(3)])
     x, y = data(23, shape=(8, 8, 1))
-    tt.utils.set_random_seed(0)
-    init = weights(make())
-
-    def fit(strategy):
-        tt.utils.set_random_seed(3)
-        with strategy.scope():
-            model = compiled(make)
-        model.set_weights(init)
-        return model.fit(x, y, batch_size=8, epochs=2, verbose=0).history["loss"], model
-
-    ref_loss, ref = fit(D.OneDeviceStrategy("cpu:0"))
-    got_loss, got = fit(D.MirroredStrategy(DEVICES))
-    np.testing.assert_allclose(got_loss, ref_loss, rtol=1e-5)
-    for a, b in zip(weights(got), weights(ref)):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert_trained_alike(*fit_on_one_and_two(make, x, y, batch_size=8, epochs=2))
