@@ -531,7 +531,8 @@ class StrategyExtended:
         args = _values.select_replica(0, args)
         kwargs = _values.select_replica(0, kwargs)
         ctx = ReplicaContext(strategy, self._replica_id_base)
-        ctx._batch_rows = rows_of((args, kwargs))
+        if self._num_replicas_in_sync > 1:
+            ctx._batch_rows = rows_of((args, kwargs))
         dev = self._replica_device()
         # per-sample draws (dropout) are this replica's rows of the global batch's
         draws = replica_draws(self._replica_id_base, self._num_replicas_in_sync,
