@@ -39,7 +39,7 @@ def test_mismatched_calls_fail_at_once_naming_every_rank(mpirun):
     lines = {}
     for m in re.finditer(r"\[rank (\d)\] MISMATCH (\w+) ([\d.]+) (.*)", job.stdout):
         lines[(int(m[1]), m[2])] = (float(m[3]), m[4])
-    assert len(lines) == 2 * 7, str(job)
+    assert len(lines) == 2 * 8, str(job)
     for (rank, case), (seconds, message) in lines.items():
         assert seconds < 2.0, (rank, case, seconds)       # at once, not after a timeout
     # both ranks name both calls
@@ -56,6 +56,9 @@ def test_mismatched_calls_fail_at_once_naming_every_rank(mpirun):
         assert "rank 0: allgather int64 (2, 5); rank 1: allgather int64 (2, 6)" \
             in lines[(rank, "allgather")][1]
         assert "(root 0) float64 (2,); rank 1: broadcast (root 1)" in lines[(rank, "root")][1]
+        # through the fast path of signatures seen before
+        assert lines[(rank, "seen")][1].endswith(
+            "rank 0: allreduce (sum) float32 (5,); rank 1: allreduce (sum) float32 (6,)")
 
 
 @pytest.mark.parametrize("mode", ["sync", "bucketer"])

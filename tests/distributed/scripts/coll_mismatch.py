@@ -22,6 +22,12 @@ cases = {
     "allgather": lambda: comm.allgather(np.ones((2, 5 if r == 0 else 6), np.int64)),
     "root": lambda: comm.broadcast(np.ones(2), root=0 if r == 0 else 1),
 }
+# both signatures seen before on every rank: the mismatch meets the fast path of small
+# all-reduces (persistent requests) on both sides
+for size in (5, 6):
+    comm.allreduce(np.ones(size, np.float32))
+cases["seen"] = lambda: comm.allreduce(np.ones(5 if r == 0 else 6, np.float32))
+
 for name, call in cases.items():
     t0 = time.perf_counter()
     try:
