@@ -411,3 +411,16 @@ def test_two_devices_augment_as_one_device():
                               tt.layers.Dense(3)])
     x, y = data(23, shape=(8, 8, 1))
     assert_trained_alike(*fit_on_one_and_two(make, x, y, batch_size=8, epochs=2))
+
+
+def test_two_devices_with_recurrent_and_attention_dropout_train_as_one_device():
+    # the masks of LSTM's dropout and recurrent_dropout, GRU's, and attention's are per sample
+    # too: each replica draws its rows
+    def make():
+        inp = tt.Input((4, 5))
+        h = tt.layers.LSTM(6, dropout=0.2, recurrent_dropout=0.3, return_sequences=True)(inp)
+        h = tt.layers.MultiHeadAttention(2, 3, dropout=0.25)(h, h)
+        h = tt.layers.GRU(5, dropout=0.1, recurrent_dropout=0.2)(h)
+        return tt.Model(inp, tt.layers.Dense(3)(h))
+    x, y = data(21, shape=(4, 5))
+    assert_trained_alike(*fit_on_one_and_two(make, x, y, batch_size=8, epochs=2))
