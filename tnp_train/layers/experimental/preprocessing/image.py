@@ -7,7 +7,8 @@ inherited ``training=False`` (``predict``, ``evaluate``, ``model(x, training=Fal
 them off. Random draws come from the layer's own generator when it has a ``seed``, else from
 :func:`tnp_train.utils.random.get_rng` (so ``tt.utils.set_random_seed`` reproduces them); the
 streams differ from TF's. Under a strategy each replica takes its images' rows of the global
-batch's draw (``tt.utils.random.per_sample``), so the workers of a job augment as one process. Geometric augmentation samples through TF's projective transform
+batch's draw (``tt.utils.random.per_sample``), so the workers of a job augment as one
+process. Geometric augmentation samples through TF's projective transform
 (:func:`._resize.transform`), so for the same drawn parameters the output is TF's; gradients
 flow to the images.
 """
@@ -207,6 +208,11 @@ class RandomCrop(_RandomLayer):
                 "seed": self.seed}
 
 
+def _coin(generator, n):
+    """``n`` fair coin flips."""
+    return generator.random(n) < 0.5
+
+
 class RandomFlip(_RandomLayer):
     """Mirrors ``RandomFlip(mode="horizontal_and_vertical", seed=None)``: each image flipped
     left-right and/or up-down with probability 1/2."""
@@ -224,12 +230,11 @@ class RandomFlip(_RandomLayer):
         x, single = self._batched(inputs)
         n = x.shape[0]
         dev = x.device
-        coin = lambda g, m: g.random(m) < 0.5        # noqa: E731
         if self.mode in ("horizontal", "horizontal_and_vertical"):
-            flip = tnp.asarray(self._per_image(coin, n).reshape(n, 1, 1, 1), device=dev)
+            flip = tnp.asarray(self._per_image(_coin, n).reshape(n, 1, 1, 1), device=dev)
             x = tnp.where(flip, x[:, :, ::-1, :], x)
         if self.mode in ("vertical", "horizontal_and_vertical"):
-            flip = tnp.asarray(self._per_image(coin, n).reshape(n, 1, 1, 1), device=dev)
+            flip = tnp.asarray(self._per_image(_coin, n).reshape(n, 1, 1, 1), device=dev)
             x = tnp.where(flip, x[:, ::-1, :, :], x)
         return self._unbatched(x, single)
 
