@@ -3,7 +3,8 @@
 ``delete_checkpoint`` arguments of later versions).
 
 The backup is a ``tt.train.Checkpoint`` of the model, its optimizer, the epoch (and batch)
-counter and the state of tnp_train's random generator, written by a ``CheckpointManager``
+counter and the state of tnp_train's random generator and of the layers' own (``seed=``)
+generators, written by a ``CheckpointManager``
 (``max_to_keep=1``), whose saves are atomic: a process killed at any moment leaves the previous
 complete backup or the new one.
 """
@@ -22,11 +23,13 @@ __all__ = ["BackupAndRestore"]
 _MASK64 = (1 << 64) - 1
 
 
-def _rng_words():
-    """tnp_train's generator state (this thread's, PCG64) as 6 uint64 words, or None."""
-    from ..utils.random import get_rng
-
-    state = get_rng().bit_generator.state
+def _rng_words(rng=None):
+    """A generator's state (PCG64; by default tnp_train's, this thread's) as 6 uint64 words,
+    or None."""
+    if rng is None:
+        from ..utils.random import get_rng
+        rng = get_rng()
+    state = rng.bit_generator.state
     if state.get("bit_generator") != "PCG64":
         return None
     s, inc = state["state"]["state"], state["state"]["inc"]
@@ -34,10 +37,10 @@ def _rng_words():
                      state["uinteger"]], dtype=np.uint64)
 
 
-def _set_rng_words(words):
-    from ..utils.random import get_rng
-
-    rng = get_rng()
+def _set_rng_words(words, rng=None):
+    if rng is None:
+        from ..utils.random import get_rng
+        rng = get_rng()
     if rng.bit_generator.state.get("bit_generator") != "PCG64":
         return
     w = [int(x) for x in words]
@@ -46,13 +49,31 @@ def _set_rng_words(words):
                                "has_uint32": w[4], "uinteger": w[5]}
 
 
+def _layer_generators(model):
+    """The generators of ``model``'s layers made with their own ``seed`` (Dropout, the noise
+    and random image layers), each once, in layer order."""
+    gens, seen = [], set()
+    for layer in model._flatten_layers():
+        rng = getattr(layer, "_rng", None)
+        if isinstance(rng, np.random.Generator) and id(rng) not in seen and \
+                rng.bit_generator.state.get("bit_generator") == "PCG64":
+            seen.add(id(rng))
+            gens.append(rng)
+    return gens
+
+
+def _layer_words(gens):
+    return np.stack([_rng_words(g) for g in gens]) if gens else None
+
+
 class BackupAndRestore(Callback):
     """Mirrors ``tf.keras.callbacks.BackupAndRestore(backup_dir, save_freq="epoch",
     delete_checkpoint=True)``.
 
     At each epoch's end (``save_freq="epoch"``) a backup of the model's weights, the optimizer's
-    state (slots, iterations), the epoch number and tnp_train's random generator state (which
-    fixes the next epochs' shuffling and dropout) is written to ``backup_dir``. When ``fit``
+    state (slots, iterations), the epoch number and the states of tnp_train's random generator
+    and of the layers' own (``seed=``) generators (which fix the next epochs' shuffling and
+    dropout) is written to ``backup_dir``. When ``fit``
     starts and a backup exists, all of it is restored and training resumes at the epoch after
     the last completed one (``model._initial_epoch_from_backup``), so an interrupted run ends
     with the weights an uninterrupted one would have had. With ``delete_checkpoint`` the backup
@@ -81,6 +102,7 @@ class BackupAndRestore(Callback):
         self._manager = None
         self._batches_since_save = 0
         self._epoch_start_rng = None
+        self._epoch_start_layers = None
 
     # ------------------------------------------------------------------ the checkpoint
     def _build(self):
@@ -99,6 +121,13 @@ class BackupAndRestore(Callback):
                                  name="backup/has_rng", dtype="int64")
         children = dict(model=self.model, epoch=self._epoch_var, step=self._step_var,
                         rng=self._rng_var, has_rng=self._has_rng)
+        # the layers' own generators (a seeded Dropout's masks), when the model has any
+        self._layer_gens = _layer_generators(self.model)
+        self._layer_rngs_var = None
+        if self._layer_gens:
+            self._layer_rngs_var = Variable(_layer_words(self._layer_gens), trainable=False,
+                                            name="backup/layer_rngs", dtype="uint64")
+            children["layer_rngs"] = self._layer_rngs_var
         optimizer = getattr(self.model, "optimizer", None)
         if optimizer is not None:
             children["optimizer"] = optimizer
@@ -106,7 +135,7 @@ class BackupAndRestore(Callback):
         self._manager = CheckpointManager(self._checkpoint, self.backup_dir, max_to_keep=1,
                                           checkpoint_name="backup")
 
-    def _save(self, epoch, step, rng_words):
+    def _save(self, epoch, step, rng_words, layer_words):
         self._epoch_var.assign(np.int64(epoch))
         self._step_var.assign(np.int64(step))
         if rng_words is not None:
@@ -114,6 +143,8 @@ class BackupAndRestore(Callback):
             self._has_rng.assign(np.int64(1))
         else:
             self._has_rng.assign(np.int64(0))
+        if layer_words is not None:
+            self._layer_rngs_var.assign(layer_words)
         with chief_only(self.model) as writes:
             if writes:
                 self._manager.save()
@@ -131,6 +162,10 @@ class BackupAndRestore(Callback):
         step = int(self._step_var.numpy())
         if int(self._has_rng.numpy()):
             _set_rng_words(self._rng_var.numpy())
+        if self._layer_rngs_var is not None:
+            for gen, words in zip(self._layer_gens, self._layer_rngs_var.numpy()):
+                if words.any():                 # zeros: a backup made without this state
+                    _set_rng_words(words, gen)
         if step < 0:
             self.model._initial_epoch_from_backup = epoch + 1
         else:                       # a mid-epoch backup: redo that epoch, skipping `step` batches
@@ -141,14 +176,16 @@ class BackupAndRestore(Callback):
         self._current_epoch = epoch
         if self.save_freq != "epoch":
             self._epoch_start_rng = _rng_words()
+            self._epoch_start_layers = _layer_words(self._layer_gens)
 
     def on_train_batch_end(self, batch, logs=None):
         if batch_save_due(self):
-            self._save(self._current_epoch, batch + 1, self._epoch_start_rng)
+            self._save(self._current_epoch, batch + 1, self._epoch_start_rng,
+                       self._epoch_start_layers)
 
     def on_epoch_end(self, epoch, logs=None):
         if self.save_freq == "epoch":
-            self._save(epoch, -1, _rng_words())
+            self._save(epoch, -1, _rng_words(), _layer_words(self._layer_gens))
 
     def on_train_end(self, logs=None):
         if self.delete_checkpoint and self._manager is not None:

@@ -88,8 +88,9 @@ def replica_draws(replica_id, num_replicas, rows=None, generator=None):
     """Context: this thread runs replica ``replica_id`` of ``num_replicas``; ``rows`` is
     ``(n, lo, hi)`` when its batch is rows ``[lo, hi)`` of a global batch of ``n`` rows (the
     strategy's split of a dataset or of arrays), else None (the per-sample draws of replicas
-    are then made independent by mixing in the replica id). ``generator``: where a replica
-    thread's per-sample draws come from (:class:`ReplicaGenerators`), else the thread's."""
+    are then made independent by mixing in the replica id). ``generator``: a replica thread's
+    generators for the run (one of :meth:`ReplicaGenerators.begin`'s), else the thread's own
+    and the layers'."""
     return _replica_draws(replica_id, num_replicas, rows, generator)
 
 
@@ -104,44 +105,75 @@ def _replica_draws(replica_id, num_replicas, rows, generator):
         _state.draws = prev
 
 
+class _ReplicaStreams:
+    """One replica thread's generators for a run: a copy of the caller's generator, and a copy
+    of each layer's own generator it draws from (kept between runs; brought to the owner's
+    state at its first use in a run)."""
+
+    __slots__ = ("main", "copies", "fresh")
+
+    def __init__(self, main):
+        self.main = main
+        self.copies = {}          # id(owner) -> (owner, copy)
+        self.fresh = set()        # the ids brought to their owner's state in this run
+
+    def layer(self, owner):
+        key = id(owner)
+        hit = self.copies.get(key)
+        if hit is None or hit[0] is not owner:
+            hit = self.copies[key] = (owner, copy.deepcopy(owner))
+        elif key not in self.fresh:
+            hit[1].bit_generator.state = owner.bit_generator.state
+        self.fresh.add(key)
+        return hit[1]
+
+
 class ReplicaGenerators:
     """The per-sample draws of replicas that run in threads of one process: each replica draws
-    from its own copy of the calling thread's generator (so the replicas' rows are one draw, as
-    one process's), and the calling thread's generator then goes on from where replica 0's
-    ended. ``begin(n)`` in the calling thread before the run gives the n copies; ``end()``
-    after a run that succeeded."""
+    from its own copy of the calling thread's generator and of every layer's own generator (so
+    the replicas' rows are one draw, as one process's), and those generators then go on from
+    where replica 0's copies ended. ``begin(n)`` in the calling thread before the run gives
+    the n replicas' generators; ``end()`` after a run that succeeded."""
 
     def __init__(self):
-        self._gens = []
+        self._streams = []
         self._source = None
 
     def begin(self, n):
         source = get_rng()
         state = source.bit_generator.state
-        gens = self._gens
+        streams = self._streams
         for i in range(n):
-            if i == len(gens):
-                gens.append(copy.deepcopy(source))
-            elif type(gens[i].bit_generator) is not type(source.bit_generator):
-                gens[i] = copy.deepcopy(source)
+            if i == len(streams):
+                streams.append(_ReplicaStreams(copy.deepcopy(source)))
+            elif type(streams[i].main.bit_generator) is not type(source.bit_generator):
+                streams[i] = _ReplicaStreams(copy.deepcopy(source))
             else:
-                gens[i].bit_generator.state = state
+                streams[i].main.bit_generator.state = state
+            streams[i].fresh.clear()
         self._source = source
-        return gens[:n]
+        return streams[:n]
 
     def end(self):
-        if self._source is not None and self._gens:
-            self._source.bit_generator.state = self._gens[0].bit_generator.state
+        if self._source is not None and self._streams:
+            first = self._streams[0]
+            self._source.bit_generator.state = first.main.bit_generator.state
+            for key in first.fresh:
+                owner, mine = first.copies[key]
+                owner.bit_generator.state = mine.bit_generator.state
         self._source = None
 
 
 def _own(rng):
     """The generator a per-sample draw uses: the thread's, or the layer's own (``seed=``) one;
-    a replica thread of a several-device strategy draws from its own copy of a layer's
-    generator (the layer object is shared by the replica threads, which must not race on it)."""
+    a replica thread of a several-device strategy draws from its run's copy of either (the
+    layer object is shared by the replica threads, which must not race on it)."""
+    draws = getattr(_state, "draws", None)
+    streams = draws[3] if draws is not None else None
     if rng is None:
-        draws = getattr(_state, "draws", None)
-        return draws[3] if draws is not None and draws[3] is not None else get_rng()
+        return streams.main if streams is not None else get_rng()
+    if streams is not None:
+        return streams.layer(rng)
     if getattr(_state, "stream", None) is None:
         return rng
     copies = getattr(_state, "copies", None)

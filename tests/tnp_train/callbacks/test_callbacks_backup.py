@@ -20,6 +20,7 @@ TRAIN_SCRIPT = textwrap.dedent("""
     from tnp_train.callbacks import BackupAndRestore, Callback
 
     backup_dir, out, kill_epoch = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    layer_seed = None if sys.argv[4] == "-" else int(sys.argv[4])
 
     class KillMidEpoch(Callback):
         def on_train_batch_end(self, batch, logs=None):
@@ -35,7 +36,8 @@ TRAIN_SCRIPT = textwrap.dedent("""
     x = data.normal(size=(24, 3)).astype("float32")
     y = (x @ np.array([[1.0], [-2.0], [0.5]], "float32") + 0.1).astype("float32")
     model = tt.Sequential([tt.Input((3,)), tt.layers.Dense(4, activation="tanh"),
-                           tt.layers.Dropout(0.25), tt.layers.Dense(1)])
+                           tt.layers.Dropout(0.25, seed=layer_seed),
+                           tt.layers.GaussianNoise(0.1), tt.layers.Dense(1)])
     model.compile(optimizer=tt.optimizers.SGD(0.05, momentum=0.9), loss="mse")
     cbs = [KillMidEpoch()]
     if backup_dir != "-":
@@ -48,12 +50,12 @@ TRAIN_SCRIPT = textwrap.dedent("""
 """)
 
 
-def _run(tmp_path, backup_dir, out, kill_epoch):
+def _run(tmp_path, backup_dir, out, kill_epoch, layer_seed=None):
     script = tmp_path / "train.py"
     script.write_text(TRAIN_SCRIPT)
     proc = subprocess.Popen([sys.executable, str(script), str(backup_dir), str(out),
-                             str(kill_epoch)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                             str(kill_epoch), "-" if layer_seed is None else str(layer_seed)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _, err = proc.communicate(timeout=120)
     finally:
@@ -71,16 +73,19 @@ def _load(out):
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
-def test_killed_run_resumes_with_the_same_weights(tmp_path):
+@pytest.mark.parametrize("layer_seed", [None, 5], ids=["global-rng", "layer-seed"])
+def test_killed_run_resumes_with_the_same_weights(tmp_path, layer_seed):
+    # the dropout masks come from tnp_train's generator, or (layer_seed) from the layer's own
+    # generator: both are in the backup
     backup = tmp_path / "backup"
-    rc, err = _run(tmp_path, backup, tmp_path / "killed", kill_epoch=2)
+    rc, err = _run(tmp_path, backup, tmp_path / "killed", 2, layer_seed)
     assert rc == -signal.SIGKILL, err
     assert not (tmp_path / "killed.npz").exists()
     assert os.path.isdir(backup) and os.listdir(backup)      # the backup of epochs 0-1
 
-    rc, err = _run(tmp_path, backup, tmp_path / "resumed", kill_epoch=-1)
+    rc, err = _run(tmp_path, backup, tmp_path / "resumed", -1, layer_seed)
     assert rc == 0, err
-    rc, err = _run(tmp_path, "-", tmp_path / "reference", kill_epoch=-1)
+    rc, err = _run(tmp_path, "-", tmp_path / "reference", -1, layer_seed)
     assert rc == 0, err
 
     resumed, info = _load(tmp_path / "resumed")

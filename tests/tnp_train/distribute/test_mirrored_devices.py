@@ -372,6 +372,10 @@ def test_two_devices_with_dropout_and_noise_train_as_one_device(n, seed):
     one, two = fit_on_one_and_two(lambda: noisy(seed), x, y, batch_size=11, epochs=3)
     assert_trained_alike(one, two)
     assert_copies_equal(two[1])
+    # a seeded layer's own generator ends where one device's does (later draws, a backup)
+    states = [[layer._rng.bit_generator.state for layer in model.layers
+               if getattr(layer, "_rng", None) is not None] for _, model in (one, two)]
+    assert states[0] == states[1] and len(states[0]) == (seed is not None)
 
 
 def test_custom_loop_average_loss_of_an_uneven_batch_is_one_process_mean():

@@ -91,19 +91,28 @@ def test_keep_mask_and_normal_have_the_right_distribution():
 
 
 def test_replica_generators_copy_the_callers_state_and_hand_back_replica_zeros():
-    from tnp_train.utils.random import get_rng, set_random_seed
+    from tnp_train.utils.random import _own, get_rng, set_random_seed
     set_random_seed(5)
     before = _state(get_rng())
+    owner = np.random.default_rng(9)                # a layer's own generator
+    owner_before = _state(owner)
     gens = ReplicaGenerators()
-    copies = gens.begin(2)
-    assert _state(copies[0]) == _state(copies[1]) == before
-    copies[0].random(3)
-    copies[1].random(3)
+    streams = gens.begin(2)
+    assert _state(streams[0].main) == _state(streams[1].main) == before
+    for i, s in enumerate(streams):
+        with replica_draws(i, 2, None, s):
+            _own(None).random(3)
+            mine = _own(owner)
+            assert mine is not owner and _state(mine) == owner_before
+            mine.random(2)
     gens.end()
-    assert _state(get_rng()) == _state(copies[0]) != before
+    assert _state(get_rng()) == _state(streams[0].main) != before
+    assert _state(owner) == _state(streams[0].copies[id(owner)][1]) != owner_before
     # the next run's copies start from there
     again = gens.begin(2)
-    assert _state(again[1]) == _state(get_rng())
+    assert _state(again[1].main) == _state(get_rng())
+    with replica_draws(1, 2, None, again[1]):
+        assert _state(_own(owner)) == _state(owner)
     gens.end()
 
 
