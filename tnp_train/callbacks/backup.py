@@ -3,10 +3,9 @@
 ``delete_checkpoint`` arguments of later versions).
 
 The backup is a ``tt.train.Checkpoint`` of the model, its optimizer, the epoch (and batch)
-counter and the state of tnp_train's random generator and of the layers' own (``seed=``)
-generators, written by a ``CheckpointManager``
-(``max_to_keep=1``), whose saves are atomic: a process killed at any moment leaves the previous
-complete backup or the new one.
+counter and the states of tnp_train's random generator and of the layers' own (``seed=``)
+generators, written by a ``CheckpointManager`` (``max_to_keep=1``), whose saves are atomic: a
+process killed at any moment leaves the previous complete backup or the new one.
 """
 from __future__ import annotations
 
@@ -73,10 +72,10 @@ class BackupAndRestore(Callback):
     At each epoch's end (``save_freq="epoch"``) a backup of the model's weights, the optimizer's
     state (slots, iterations), the epoch number and the states of tnp_train's random generator
     and of the layers' own (``seed=``) generators (which fix the next epochs' shuffling and
-    dropout) is written to ``backup_dir``. When ``fit``
-    starts and a backup exists, all of it is restored and training resumes at the epoch after
-    the last completed one (``model._initial_epoch_from_backup``), so an interrupted run ends
-    with the weights an uninterrupted one would have had. With ``delete_checkpoint`` the backup
+    dropout) is written to ``backup_dir``. When ``fit`` starts and a backup exists, all of it
+    is restored and training resumes at the epoch after the last completed one
+    (``model._initial_epoch_from_backup``), so an interrupted run ends with the weights an
+    uninterrupted one would have had. With ``delete_checkpoint`` the backup
     is deleted when ``fit`` ends normally (also after an early stop), and kept when it fails.
 
     ``save_freq=N`` (an integer) backs up every ``N`` training batches instead; a run resumed
