@@ -193,22 +193,33 @@ def replica_generator(rng=None):
     return _own(rng)
 
 
+def _rows_for(rng, size):
+    """``(generator, rows)`` for a per-sample draw of this replica's ``size`` rows: ``rows`` is
+    ``(n, lo, hi)`` when they are rows ``[lo, hi)`` of a global batch of ``n`` the strategy
+    split, else None. With several replicas and no such rows, the generator is one of this
+    step (a word consumed alike on every replica) and of this replica, so replicas draw apart."""
+    rng = _own(rng)
+    draws = getattr(_state, "draws", None)
+    if draws is None or draws[1] <= 1:
+        return rng, None
+    rows = draws[2]
+    if rows is not None and rows[2] - rows[1] == size:
+        return rng, rows
+    key = int(rng.bit_generator.random_raw())
+    return _np.random.default_rng([key, draws[0]]), None
+
+
 def per_sample(draw, size, rng=None):
     """``draw(generator, m)``, an array (or a tuple of arrays) with ``m`` leading rows, for the
     ``size`` samples of this replica's batch: under a strategy that split a global batch of
     ``n`` rows, the replica's rows of ``draw(generator, n)`` (every replica makes the whole,
     small, draw, so any ``draw`` works); with rows unknown, a draw of the replica's own."""
-    rng = _own(rng)
-    draws = getattr(_state, "draws", None)
-    if draws is None or draws[1] <= 1:
+    rng, rows = _rows_for(rng, size)
+    if rows is None:
         return draw(rng, size)
-    rows = draws[2]
-    if rows is not None and rows[2] - rows[1] == size:
-        out = draw(rng, rows[0])
-        lo, hi = rows[1], rows[2]
-        return tuple(a[lo:hi] for a in out) if isinstance(out, tuple) else out[lo:hi]
-    key = int(rng.bit_generator.random_raw())
-    return draw(_np.random.default_rng([key, draws[0]]), size)
+    out = draw(rng, rows[0])
+    lo, hi = rows[1], rows[2]
+    return tuple(a[lo:hi] for a in out) if isinstance(out, tuple) else out[lo:hi]
 
 
 def _skip(bg, words):
@@ -225,22 +236,15 @@ def _halves(rng, shape, per_element, per_sample):
     of the batch when ``per_sample`` (else the draw is the same on every replica, as one
     process's: a mask shared by the whole batch)."""
     shape = tuple(int(d) for d in shape)
-    rng = _own(rng)
     local = shape[0] if shape else 1
     row = per_element
     for d in shape[1:]:
         row *= d
-    n, lo, hi = local, 0, local
-    draws = getattr(_state, "draws", None)
-    if draws is not None and per_sample and draws[1] > 1:
-        rows = draws[2]
-        if rows is not None and rows[2] - rows[1] == local:
-            n, lo, hi = rows
-        else:
-            # no global batch known: a generator of this step (the same word consumed on every
-            # replica) and of this replica
-            key = int(rng.bit_generator.random_raw())
-            rng = _np.random.default_rng([key, draws[0]])
+    if per_sample:
+        rng, rows = _rows_for(rng, local)
+    else:
+        rng, rows = _own(rng), None
+    n, lo, hi = rows if rows is not None else (local, 0, local)
     bg = rng.bit_generator
     start, stop = lo * row, hi * row
     first, last, total = start // 2, (stop + 1) // 2, (n * row + 1) // 2
