@@ -8,6 +8,8 @@ the state's device (nothing is read back to the host per batch).
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as _np
 
 from tnp.extend import array_module, backend_array, device_of, wrap
@@ -69,23 +71,32 @@ class _Named(MeanMetricWrapper):
         super().__init__(type(self)._fn_static, name=name, dtype=dtype, **kwargs)
 
 
-def _named(cls_name, fn, default_name, doc, **defaults):
-    """A class ``cls_name(name=default_name, dtype=None, **defaults)``."""
-    params = list(defaults)
+def _named(cls_name, fn, default_name, doc, leading=(), **defaults):
+    """A class ``cls_name(*leading, name=default_name, dtype=None, **defaults)``: TF's
+    positional order is ``(name, dtype, *defaults)`` except for the arguments named in
+    ``leading``, which come first (``TopKCategoricalAccuracy(k=5, name=..., dtype=None)``)."""
+    order = [*leading, "name", "dtype", *(p for p in defaults if p not in leading)]
+    every = {"name": default_name, "dtype": None, **defaults}
 
-    def __init__(self, *args, name=default_name, dtype=None, **kwargs):
-        # TF's positional order: (name, dtype, *defaults)
-        if len(args) > 2 + len(params):
-            raise TypeError(f"{cls_name}: too many positional arguments")
-        pos = dict(zip(["name", "dtype"] + params, args))
-        name = pos.pop("name", name)
-        dtype = pos.pop("dtype", dtype)
-        unknown = set(kwargs) - set(params)
+    def __init__(self, *args, **kwargs):
+        if len(args) > len(order):
+            raise TypeError(f"{cls_name}() takes at most {len(order)} positional arguments "
+                            f"({', '.join(order)}), {len(args)} given")
+        pos = dict(zip(order, args))
+        twice = sorted(set(pos) & set(kwargs))
+        if twice:
+            raise TypeError(f"{cls_name}() got multiple values for argument {twice[0]!r}")
+        unknown = sorted(set(kwargs) - set(every))
         if unknown:
-            raise TypeError(f"{cls_name}: unexpected keyword arguments {sorted(unknown)}")
-        values = {**defaults, **pos, **kwargs}
+            raise TypeError(f"{cls_name}() got unexpected keyword arguments {unknown}")
+        values = {**every, **pos, **kwargs}
+        name, dtype = values.pop("name"), values.pop("dtype")
         _Named.__init__(self, name, dtype, **values)
 
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=every[p])
+           for p in order])
     cls = type(cls_name, (_Named,), {"__init__": __init__, "_fn_static": staticmethod(fn),
                                       "__doc__": doc, "__module__": __name__})
     return cls
@@ -109,12 +120,12 @@ TopKCategoricalAccuracy = _named(
     "TopKCategoricalAccuracy", top_k_categorical_accuracy, "top_k_categorical_accuracy",
     "How often the true class is among the k highest predictions; mirrors "
     "``tf.keras.metrics.TopKCategoricalAccuracy(k=5, name='top_k_categorical_accuracy', "
-    "dtype=None)``.", k=5)
+    "dtype=None)``.", leading=("k",), k=5)
 SparseTopKCategoricalAccuracy = _named(
     "SparseTopKCategoricalAccuracy", sparse_top_k_categorical_accuracy,
     "sparse_top_k_categorical_accuracy",
     "As TopKCategoricalAccuracy with integer labels; mirrors "
-    "``tf.keras.metrics.SparseTopKCategoricalAccuracy(k=5, ...)``.", k=5)
+    "``tf.keras.metrics.SparseTopKCategoricalAccuracy(k=5, ...)``.", leading=("k",), k=5)
 MeanSquaredError = _named("MeanSquaredError", mean_squared_error, "mean_squared_error",
                           "Mirrors ``tf.keras.metrics.MeanSquaredError``.")
 MeanAbsoluteError = _named("MeanAbsoluteError", mean_absolute_error, "mean_absolute_error",

@@ -122,6 +122,43 @@ def test_accuracies_match_numpy(b, c, seed):
     assert f(M.Accuracy()(y, p.argmax(-1))) == pytest.approx(want.mean(), rel=1e-6)
 
 
+# TF 2.4's positional orders (tf.keras.metrics): k comes first for the top-k metrics,
+# (name, dtype, ...) for the other named wrappers.
+TF_POSITIONAL = {
+    "TopKCategoricalAccuracy": ["k", "name", "dtype"],
+    "SparseTopKCategoricalAccuracy": ["k", "name", "dtype"],
+    "BinaryAccuracy": ["name", "dtype", "threshold"],
+    "Accuracy": ["name", "dtype"],
+    "CategoricalCrossentropy": ["name", "dtype", "from_logits", "label_smoothing"],
+    "BinaryCrossentropy": ["name", "dtype", "from_logits", "label_smoothing"],
+    "CosineSimilarity": ["name", "dtype", "axis"],
+}
+
+
+@pytest.mark.parametrize("cls_name", sorted(TF_POSITIONAL))
+def test_named_metrics_take_positional_arguments_in_tf_order(cls_name):
+    import inspect
+    cls = getattr(M, cls_name)
+    params = list(inspect.signature(cls).parameters)
+    assert params[:len(TF_POSITIONAL[cls_name])] == TF_POSITIONAL[cls_name]
+
+
+def test_top_k_metric_takes_k_positionally_like_tf():
+    y, p = [0, 1, 2], [[0.1, 0.5, 0.4], [0.2, 0.3, 0.5], [0.6, 0.3, 0.1]]
+    m = M.SparseTopKCategoricalAccuracy(2)      # k=2, as tf.keras reads it
+    assert m.name == "sparse_top_k_categorical_accuracy"
+    assert f(m(y, p)) == pytest.approx(1 / 3)
+    m = M.TopKCategoricalAccuracy(1, "top1")
+    assert m.name == "top1" and f(m(np.eye(3)[y], p)) == pytest.approx(0.0)
+    assert M.BinaryAccuracy("ba", None, 0.7).get_config()["threshold"] == 0.7
+    with pytest.raises(TypeError, match="multiple values for argument 'name'"):
+        M.Accuracy("a", name="b")
+    with pytest.raises(TypeError, match="at most 3 positional"):
+        M.SparseTopKCategoricalAccuracy(2, "a", None, 4)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        M.Accuracy(threshold=0.5)
+
+
 def test_top_k_ties_count_as_in_like_tf_in_top_k():
     p = np.array([[0.5, 0.5, 0.5, 0.1]])
     assert f(M.sparse_top_k_categorical_accuracy(np.array([2]), p, k=1)[0]) == 1.0
