@@ -317,9 +317,15 @@ def count_params(x):
 
 
 # ------------------------------------------------------------------------ introspection
+_KerasTensor = None
+
+
 def _is_keras_tensor_type(x):
-    from .layers.keras_tensor import KerasTensor
-    return isinstance(x, KerasTensor)
+    global _KerasTensor
+    if _KerasTensor is None:
+        from .layers.keras_tensor import KerasTensor   # noqa: PLC0415 - the layers import us
+        _KerasTensor = KerasTensor
+    return isinstance(x, _KerasTensor)
 
 
 def is_keras_tensor(x):
@@ -1362,3 +1368,48 @@ def _elementwise(name):
 for _name in ('exp', 'log', 'square', 'sign', 'sin', 'cos', 'maximum', 'minimum', 'equal', 'not_equal', 'greater', 'greater_equal', 'less', 'less_equal', 'tanh'):
     globals()[_name] = _elementwise(_name)
 del _name
+
+
+# ----------------------------------------------------------------- on symbolic tensors
+# Called on the functional API's symbolic tensors (``K.std(x1)`` on a ``tt.Input``'s
+# descendants, as the Keras guides do for add_loss/add_metric), a backend function becomes a
+# layer of the graph, as TF 2.4 dispatches its ops on KerasTensors; on arrays it is itself.
+_NOT_OPS = {
+    "backend", "floatx", "set_floatx", "epsilon", "set_epsilon", "image_data_format",
+    "set_image_data_format", "clear_session", "learning_phase", "set_learning_phase",
+    "manual_variable_initialization", "get_uid", "reset_uids", "is_keras_tensor", "int_shape",
+    "ndim", "dtype", "variable", "get_value", "batch_get_value", "set_value",
+    "batch_set_value", "update", "update_add", "update_sub", "count_params", "name_scope",
+    "placeholder", "is_placeholder", "function", "gradients", "stop_gradient", "rnn",
+    "random_normal_variable", "random_uniform_variable", "eval", "print_tensor",
+    "get_session", "set_session", "ctc_decode", "to_dense", "is_sparse",
+}
+
+
+def _has_symbolic(args, kwargs):
+    for a in (*args, *kwargs.values()):
+        if _is_keras_tensor_type(a) or (isinstance(a, (list, tuple)) and
+                                        builtins.any(_is_keras_tensor_type(e) for e in a)):
+            return True
+    return False
+
+
+def _symbolic_aware(name, fn):
+    def op(*args, **kwargs):
+        if _has_symbolic(args, kwargs):
+            from .layers.core import TnpOpLambda   # noqa: PLC0415 - the layers import us
+            from .layers.keras_tensor import _op_name  # noqa: PLC0415
+            return TnpOpLambda(op, op=f"tnp_train.backend.{name}",
+                               name=_op_name(f"backend.{name}"))(*args, **kwargs)
+        return fn(*args, **kwargs)
+    op.__name__, op.__qualname__, op.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    op.__wrapped__ = fn
+    return op
+
+
+for _name in __all__:
+    _fn = globals().get(_name)
+    if _name not in _NOT_OPS and callable(_fn) and not isinstance(_fn, type) and \
+            getattr(_fn, "__module__", __name__) == __name__:
+        globals()[_name] = _symbolic_aware(_name, _fn)
+del _name, _fn

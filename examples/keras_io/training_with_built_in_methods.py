@@ -2,7 +2,8 @@
 https://keras.io/guides/training_with_built_in_methods/ (keras-io guides/
 training_with_built_in_methods.py, fchollet, Keras 2 era: "API overview: a first end-to-end
 example", "Custom metrics", "Handling losses and metrics that don't fit the standard signature"
-and "Using callbacks" sections).
+(``add_loss`` and ``add_metric`` in a layer and on a functional model) and "Using callbacks"
+sections).
 
 Changes from the keras-io program (nothing else differs):
 - imports: ``from _backend import ...`` replaces ``import tensorflow as tf``,
@@ -151,6 +152,63 @@ model.compile(
 reg_history = model.fit(x_train, y_train, batch_size=64, epochs=1, verbose=2)
 
 """
+You can do the same for logging metric values, using `add_metric()`:
+"""
+
+
+class MetricLoggingLayer(layers.Layer):
+    def call(self, inputs):
+        # The `aggregation` argument defines
+        # how to aggregate the per-batch values
+        # over each epoch:
+        # in this case we simply average them.
+        self.add_metric(
+            keras.backend.std(inputs), name="std_of_activation", aggregation="mean"
+        )
+        return inputs  # Pass-through layer.
+
+
+inputs = keras.Input(shape=(64,), name="digits")
+x = layers.Dense(64, activation="relu", name="dense_1")(inputs)
+
+# Insert std logging as a layer.
+x = MetricLoggingLayer()(x)
+
+x = layers.Dense(64, activation="relu", name="dense_2")(x)
+outputs = layers.Dense(10, name="predictions")(x)
+
+model = keras.Model(inputs=inputs, outputs=outputs)
+model.compile(
+    optimizer=keras.optimizers.RMSprop(learning_rate=1e-3),
+    loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+)
+std_history = model.fit(x_train, y_train, batch_size=64, epochs=1, verbose=2)
+
+"""
+In the [Functional API](/guides/functional_api/),
+you can also call `model.add_loss(loss_tensor)`,
+or `model.add_metric(metric_tensor, name, aggregation)`.
+
+Here's a simple example:
+"""
+
+inputs = keras.Input(shape=(64,), name="digits")
+x1 = layers.Dense(64, activation="relu", name="dense_1")(inputs)
+x2 = layers.Dense(64, activation="relu", name="dense_2")(x1)
+outputs = layers.Dense(10, name="predictions")(x2)
+model = keras.Model(inputs=inputs, outputs=outputs)
+
+model.add_loss(tf.reduce_sum(x1) * 0.1)
+
+model.add_metric(keras.backend.std(x1), name="std_of_activation", aggregation="mean")
+
+model.compile(
+    optimizer=keras.optimizers.RMSprop(1e-3),
+    loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+)
+functional_history = model.fit(x_train, y_train, batch_size=64, epochs=1, verbose=2)
+
+"""
 ## Using callbacks
 """
 
@@ -184,5 +242,8 @@ cb_history = model.fit(
 report(history.history["loss"][0], history.history["loss"][-1], "test accuracy", results[1],
        ctp_last=ctp_history.history["categorical_true_positives"][-1],
        reg_loss=reg_history.history["loss"][-1],
+       std_of_activation=std_history.history["std_of_activation"][-1],
+       functional_add_loss=functional_history.history["loss"][-1],
+       functional_std=functional_history.history["std_of_activation"][-1],
        early_stopping_epochs=len(cb_history.history["loss"]),
        early_stopping_val_acc=cb_history.history["val_sparse_categorical_accuracy"][-1])

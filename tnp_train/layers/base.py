@@ -59,6 +59,17 @@ _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "input_dim", "batch_size"
                    "dynamic", "weights", "input_length"}
 
 
+_Metric = None
+
+
+def _is_metric(value):
+    global _Metric
+    if _Metric is None:
+        from ..metrics.base import Metric   # noqa: PLC0415 - metrics import the layers
+        _Metric = Metric
+    return isinstance(value, _Metric)
+
+
 def unique_name(base):
     """``dense``, ``dense_1``, ``dense_2``... per process (Keras's naming)."""
     with _uid_lock:
@@ -114,7 +125,9 @@ class Layer:
         d["_weight_attrs"] = {}       # attribute name -> variable (for autocast)
         d["_sublayers"] = []
         d["_sublayer_keys"] = []      # names for checkpoints, parallel to _sublayers
-        d["_call_losses"] = []
+        d["_call_losses"] = threading.local()   # .items: this thread's losses of the last call
+        d["_callable_losses"] = []              # add_loss(callable): kept, evaluated on read
+        d["_metrics"] = []                      # metric attributes and add_metric's metrics
         self._trainable = bool(trainable)
         if name is not None and not isinstance(name, str):
             raise TypeError(f"{type(self).__name__}: name must be a string, got {name!r}")
@@ -154,6 +167,13 @@ class Layer:
                     self._track_layer(v, f"{name}/{i}")
             elif isinstance(value, Variable) and any(value is w for w in d["_own_weights"]):
                 d["_weight_attrs"][name] = value
+            else:
+                # a metric held by a layer is one of its `metrics` (TF's Layer.__setattr__):
+                # fit resets it each epoch and reports it
+                for m in (value if isinstance(value, (list, tuple)) else (value,)):
+                    if _is_metric(m) and "_metrics" in d and \
+                            all(m is not x for x in d["_metrics"]):
+                        d["_metrics"].append(m)
         object.__setattr__(self, name, value)
 
     def _track_layer(self, layer, key):
@@ -278,16 +298,17 @@ class Layer:
                 out = self._call_autocast(inputs, args[1:], kwargs)
             else:
                 out = self.call(inputs, *args[1:], **kwargs)
+            if self.activity_regularizer is not None:
+                # per example, as Keras: the regularizer's value over the batch size
+                for o in flatten(out):
+                    self.add_loss(self.activity_regularizer(o) / max(1, o.shape[0]) if o.ndim
+                                  else self.activity_regularizer(o))
         finally:
             if span is not None:
                 span.__exit__(None, None, None)
             _ctx.training, _ctx.depth = outer, depth
             if scope is not None:
                 scope.__exit__(None, None, None)
-        if self.activity_regularizer is not None:
-            for o in flatten(out):
-                self.add_loss(self.activity_regularizer(o) / max(1, o.shape[0]) if o.ndim else
-                              self.activity_regularizer(o))
         return out
 
     def _convert_inputs(self, inputs):
@@ -381,6 +402,8 @@ class Layer:
             paused = [t for t in tapes if t._recording]
             for t in paused:
                 t._recording = False
+            outer_symbolic = getattr(_ctx, "symbolic", False)
+            _ctx.symbolic = True    # add_metric leaves the metrics' state alone meanwhile
             try:
                 runs = []
                 for batch, free in ((1, 8), (2, 9)):
@@ -391,6 +414,7 @@ class Layer:
                     kw.setdefault("training", False)
                     runs.append(self(*concrete[0], **kw))
             finally:
+                _ctx.symbolic = outer_symbolic
                 for t in paused:
                     t._recording = True
             a, b = (flatten(r) for r in runs)
@@ -546,23 +570,118 @@ class Layer:
         return int(sum(int(_np.prod(w.shape)) for w in self.weights))
 
     # ------------------------------------------------------------------ losses
-    def add_loss(self, loss, inputs=None):
-        """Add a loss (a scalar, or a callable of no arguments) to ``layer.losses``."""
-        self._call_losses.append(loss)
+    def add_loss(self, losses, inputs=None):
+        """Add loss terms to ``layer.losses`` (``tf.keras.layers.Layer.add_loss``).
+
+        * in ``call``: an array, counted for this call only (each outermost call starts
+          afresh; under MirroredStrategy each replica thread keeps its own);
+        * a callable of no arguments, at any time: kept, and evaluated whenever ``losses`` is
+          read (so it is differentiable inside a tape);
+        * on a functional model, a symbolic tensor computed from the model's inputs: the
+          graph computes it on every call (TF's ``AddLoss`` layer).
+
+        An array outside ``call`` raises ValueError, as in TF: wrap it in a ``lambda``."""
+        for loss in flatten(losses) if isinstance(losses, (list, tuple)) else [losses]:
+            if loss is None:
+                continue
+            if callable(loss) and not isinstance(loss, (tnp.ndarray, KerasTensor)):
+                self._callable_losses.append(loss)
+            elif isinstance(loss, KerasTensor):
+                self._add_symbolic("add_loss", loss)
+            elif getattr(_ctx, "depth", 0) > 0:
+                self._call_loss_list().append(loss)
+            else:
+                raise ValueError(f"{self.name}.add_loss: expected a callable or a symbolic "
+                                 f"tensor outside the layer's call, got "
+                                 f"{type(loss).__name__}. Wrap your loss computation in a zero "
+                                 f"argument `lambda`.")
+
+    def _add_symbolic(self, method, tensor, **kwargs):
+        raise ValueError(f"{self.name}.{method}: a symbolic tensor ({tensor!r}) can be added only "
+                         f"to a functional model (tt.Model(inputs, outputs)) that computes it "
+                         f"from its inputs; inside a layer's call pass the array itself, or "
+                         f"pass a zero argument `lambda`")
+
+    def _call_loss_list(self):
+        store = self.__dict__["_call_losses"]
+        items = getattr(store, "items", None)
+        if items is None:
+            items = store.items = []
+        return items
 
     def _clear_losses(self):
         for layer in self._flatten_layers():
-            layer._call_losses.clear()
+            if getattr(layer._call_losses, "items", None):
+                layer._call_losses.items = []
 
     @property
     def losses(self):
-        """Losses added during the last call plus the weight regularization terms."""
+        """The losses of this thread's last call (of this layer and its sub-layers), the weight
+        regularization terms and the callables given to ``add_loss``, evaluated now."""
         out = []
         for layer in self._flatten_layers():
-            for l in layer._call_losses:
-                out.append(l() if callable(l) else l)
+            out.extend(getattr(layer._call_losses, "items", None) or ())
             for v, reg in layer.__dict__.get("_weight_regularizers", ()):
                 out.append(reg(v))
+            for fn in layer.__dict__.get("_callable_losses", ()):
+                value = fn()
+                if value is not None:
+                    out.append(value)
+        return out
+
+    # ------------------------------------------------------------------ metrics
+    def add_metric(self, value, name=None, aggregation=None):
+        """Report the mean of ``value`` as metric ``name`` (``Layer.add_metric`` of TF 2.4).
+
+        Inside ``call``: a ``Mean`` metric called ``name`` (made on the first call, and one of
+        the layer's ``metrics``) is updated with ``value``; the result of calling a metric the
+        layer holds updates nothing more and reports that metric. On a functional model a
+        symbolic tensor computed from the model's inputs is averaged on every call."""
+        if aggregation not in (None, "mean"):
+            raise ValueError(f"{self.name}.add_metric: only the 'mean' aggregation is "
+                             f"supported, got aggregation={aggregation!r}")
+        held = self._metric_of_result(value)
+        if name is None and held is None:
+            raise ValueError(f"{self.name}.add_metric: please give your metric a name, like "
+                             f"`self.add_metric(tnp.sum(inputs), name='mean_activation')`")
+        if isinstance(value, KerasTensor):
+            return self._add_symbolic("add_metric", value, name=name)
+        if getattr(_ctx, "depth", 0) == 0:
+            raise ValueError(f"{self.name}.add_metric: expected a symbolic tensor (on a "
+                             f"functional model) or a call from inside `call`, got "
+                             f"{type(value).__name__}")
+        if held is not None:
+            return        # the metric is the layer's already: its state is updated
+        with self._get_build_lock():
+            metric = next((m for m in self._metrics if m.name == name), None)
+            if metric is None:
+                from ..metrics import Mean   # noqa: PLC0415 - metrics import the layers
+                dtype = getattr(value, "dtype", None)
+                metric = Mean(name=name, dtype=dtype if dtype is not None and
+                              is_floating(dtype) else None)
+                self._metrics.append(metric)
+        if not getattr(_ctx, "symbolic", False):
+            metric.update_state(value)
+
+    def _metric_of_result(self, value):
+        """The metric this layer (or a sub-layer) holds whose last call on this thread
+        returned ``value``, or None."""
+        for layer in self._flatten_layers():
+            for m in layer.__dict__.get("_metrics", ()):
+                last = getattr(m.__dict__.get("_last_results"), "value", None)
+                if last is not None and last is value:
+                    return m
+        return None
+
+    @property
+    def metrics(self):
+        """The metrics this layer and its sub-layers hold (attributes, ``add_metric``)."""
+        out, seen = [], set()
+        for layer in self._flatten_layers():
+            for m in layer.__dict__.get("_metrics", ()):
+                if id(m) not in seen:
+                    seen.add(id(m))
+                    out.append(m)
         return out
 
     # ------------------------------------------------------------------ config

@@ -479,10 +479,13 @@ def _resolve_tnp_op(op):
     ``"tnp.add.reduce"``)."""
     import importlib
     parts = op.split(".")
-    if parts[0] != "tnp":
+    if parts[:2] == ["tnp_train", "backend"] and len(parts) == 3:   # tt.backend.std(...)
+        parts, obj = parts[2:], importlib.import_module("tnp_train.backend")
+    elif parts[0] != "tnp":
         raise ValueError(f"TnpOpLambda: {op!r} is not a tnp function")
-    obj = importlib.import_module("tnp")
-    for part in parts[1:]:
+    else:
+        parts, obj = parts[1:], importlib.import_module("tnp")
+    for part in parts:
         try:
             obj = getattr(obj, part)
         except AttributeError:
@@ -569,3 +572,43 @@ class ActivityRegularization(Layer):
 
     def get_config(self):
         return {**super().get_config(), "l1": self.l1, "l2": self.l2}
+
+
+class AddLoss(Layer):
+    """What ``model.add_loss(symbolic_tensor)`` inserts into a functional model (TF 2.4's
+    ``AddLoss``): passes its input through and adds it to the model's losses on every call."""
+
+    def __init__(self, unconditional=False, **kwargs):
+        super().__init__(**kwargs)
+        self.unconditional = unconditional
+
+    def call(self, inputs):
+        self.add_loss(inputs)
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "unconditional": self.unconditional}
+
+
+class AddMetric(Layer):
+    """What ``model.add_metric(symbolic_tensor, name)`` inserts into a functional model (TF
+    2.4's ``AddMetric``): passes its input through and reports its mean as ``metric_name``."""
+
+    def __init__(self, aggregation=None, metric_name=None, **kwargs):
+        super().__init__(**kwargs)
+        self.aggregation = aggregation
+        self.metric_name = metric_name
+
+    def call(self, inputs):
+        self.add_metric(inputs, name=self.metric_name, aggregation=self.aggregation)
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "aggregation": self.aggregation,
+                "metric_name": self.metric_name}

@@ -70,41 +70,35 @@ class KerasTensor:
             return NotImplemented
         return TnpOpLambda(fn, op=op, name=_op_name(func.__name__))(*args, **kwargs)
 
-    # operators on symbolic tensors become small layers, as in Keras
-    def _op(self, other, fn, name, reverse=False):
-        from .core import TFOpLambda
-        args = (other, self) if reverse else (self, other)
-        return TFOpLambda(fn, name=name)(list(args))
-
+    # operators on symbolic tensors become small layers, as in Keras: the tnp ufuncs they are
+    # (layers that save by name, so a model using them round-trips through get_config)
     def __add__(self, o):
-        return self._op(o, lambda a, b: a + b, "add")
+        return _tnp_call("add", self, o)
 
     def __radd__(self, o):
-        return self._op(o, lambda a, b: a + b, "add", True)
+        return _tnp_call("add", o, self)
 
     def __sub__(self, o):
-        return self._op(o, lambda a, b: a - b, "subtract")
+        return _tnp_call("subtract", self, o)
 
     def __rsub__(self, o):
-        return self._op(o, lambda a, b: a - b, "subtract", True)
+        return _tnp_call("subtract", o, self)
 
     def __mul__(self, o):
-        return self._op(o, lambda a, b: a * b, "multiply")
+        return _tnp_call("multiply", self, o)
 
     def __rmul__(self, o):
-        return self._op(o, lambda a, b: a * b, "multiply", True)
+        return _tnp_call("multiply", o, self)
 
     def __truediv__(self, o):
-        return self._op(o, lambda a, b: a / b, "truediv")
+        return _tnp_call("true_divide", self, o)
 
     def __matmul__(self, o):
-        return self._op(o, lambda a, b: a @ b, "matmul")
+        return _tnp_call("matmul", self, o)
 
     def __neg__(self):
-        from .core import TFOpLambda
-        return TFOpLambda(lambda a: -a, name="negative")(self)
+        return _tnp_call("negative", self)
 
-    # the other operators, as the tnp ufuncs they are (layers that save by name)
     def __rtruediv__(self, o):
         return _tnp_call("true_divide", o, self)
 

@@ -25,6 +25,8 @@ def _builtin_classes():
         out.update({n: getattr(layers.experimental, n) for n in layers.experimental.__all__})
         pre = layers.experimental.preprocessing
         out.update({n: getattr(pre, n) for n in pre.__all__})
+        # what add_loss/add_metric insert into a functional model (not public, as in TF)
+        out.update({"AddLoss": layers.core.AddLoss, "AddMetric": layers.core.AddMetric})
         # a model nested in a model is a layer of it; the models sit above the layers, so
         # they are imported when first needed, as Keras's layers.deserialize does
         models = importlib.import_module("tnp_train.models")

@@ -189,7 +189,14 @@ class Metric:
     def __call__(self, *args, **kwargs):
         """Update the state with this batch and return the result (``Metric.__call__``)."""
         self.update_state(*args, **kwargs)
-        return self.result()
+        result = self.result()
+        # a layer's add_metric(result) then reports this metric rather than a mean of its
+        # results (TF tags the tensor with its metric); per thread, as replicas call it at once
+        last = self.__dict__.get("_last_results")
+        if last is None:
+            last = self.__dict__.setdefault("_last_results", threading.local())
+        last.value = result
+        return result
 
     def _out(self, value):
         return tnp.asarray(_np.asarray(value).astype(self._dtype))

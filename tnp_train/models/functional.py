@@ -110,6 +110,7 @@ class Functional(Model):
                                  f"previous layers were accessed without issue: "
                                  f"{[n.layer.name for n in nodes if n is not node][:5]}")
         self._nodes = [n for n in nodes if not isinstance(n.layer, InputLayer)]
+        self._ancillary = []     # what add_loss/add_metric computes beside the outputs
         self._layers = layers = _keras_layer_order(flat_in, flat_out)
         for i, layer in enumerate(layers):
             self._track_layer(layer, f"layer-{i}")
@@ -117,6 +118,36 @@ class Functional(Model):
                              or l.supports_masking}
         self.built = True
         self._output_shape_cache = pack_sequence_as(outputs, [t.shape for t in flat_out])
+
+    def _add_symbolic(self, method, tensor, **kwargs):
+        """``add_loss``/``add_metric`` of a symbolic tensor: an ``AddLoss``/``AddMetric`` layer
+        on it joins the graph (with the layers that compute it), so every call computes it."""
+        from ..layers.core import AddLoss, AddMetric
+        layer = AddLoss() if method == "add_loss" else AddMetric(metric_name=kwargs["name"])
+        self._attach_ancillary([layer(tensor)])
+
+    def _attach_ancillary(self, tensors):
+        wanted = self._flat_outputs + self._ancillary + list(tensors)
+        nodes = _topo_nodes(wanted)
+        inputs = {id(t) for t in self._flat_inputs}
+        for node in nodes:
+            if isinstance(node.layer, InputLayer) and id(node.outputs) not in inputs:
+                raise ValueError(f"{self.name}: the tensor given to add_loss/add_metric is not "
+                                 f"computed from the model's inputs only: it needs "
+                                 f"{node.outputs!r} (layer \"{node.layer.name}\"), which is not "
+                                 f"an input of the model (graph disconnected)")
+        self._nodes = [n for n in nodes if not isinstance(n.layer, InputLayer)]
+        self._ancillary = wanted[len(self._flat_outputs):]
+        known = {id(l) for l in self._layers}
+        for node in self._nodes:      # the new layers go last (TF's _insert_layers)
+            if id(node.layer) not in known:
+                known.add(id(node.layer))
+                self._layers.append(node.layer)
+                self._track_layer(node.layer, f"layer-{len(self._layers) - 1}")
+                if id(node.layer) not in self._mask_layers and (
+                        type(node.layer).compute_mask is not Layer.compute_mask
+                        or node.layer.supports_masking):
+                    self._mask_layers.add(id(node.layer))
 
     @property
     def layers(self):
@@ -313,8 +344,17 @@ class Functional(Model):
             pending = rest
         # by keyword, as TF: a subclass's own __init__(inputs, outputs, ...) receives them
         extra = {} if config.get("trainable", True) else {"trainable": False}
-        return cls(inputs=dec(config["input_layers"]), outputs=dec(config["output_layers"]),
-                   name=config.get("name"), **extra)
+        model = cls(inputs=dec(config["input_layers"]), outputs=dec(config["output_layers"]),
+                    name=config.get("name"), **extra)
+        # add_loss/add_metric terms are not on the way to the outputs: put them back (TF's
+        # connect_ancillary_layers)
+        from ..layers.core import AddLoss, AddMetric
+        ancillary = [node_outputs[(name, k)] for name, layer in created.items()
+                     if isinstance(layer, (AddLoss, AddMetric))
+                     for k in range(counters.get(name, 0))]
+        if ancillary:
+            model._attach_ancillary(ancillary)
+        return model
 
 
 

@@ -204,6 +204,7 @@ class LossesContainer:
         losses divided by N (by n/rows where the strategy split an uneven batch), the
         regularization losses by N, "sum" losses not; the trackers get
         the unscaled values (a "sum" loss times N), so the job-wide logs are one process's."""
+        self._built = True      # its trackers are the model's metrics from now on, as in TF
         replicas = _num_replicas()
         scale = 1.0 / replicas
         rows = _distributed.batch_rows() if replicas > 1 else None
@@ -245,8 +246,14 @@ class LossesContainer:
                                        sample_weight=batch)
         return total
 
+    _built = False
+
     @property
     def metrics(self):
+        """The trackers, once the container has been called (TF lists none before: a model
+        whose own train_step never calls it reports only its own metrics)."""
+        if not self._built:
+            return []
         return [self.loss_tracker] + [t for t in self.per_output_trackers if t is not None]
 
 

@@ -190,12 +190,17 @@ class Trainer:
     # ------------------------------------------------------------------ metrics
     @property
     def metrics(self):
-        """The loss tracker(s), then the compiled metrics, then metrics of sub-layers."""
+        """The loss tracker(s) and the compiled metrics (once a step has used them, as in TF),
+        then the metrics the model and its layers hold (attributes, ``add_metric``)."""
         out = []
         if self.compiled_loss is not None:
             out.extend(self.compiled_loss.metrics)
         if self.compiled_metrics is not None:
             out.extend(self.compiled_metrics.metrics)
+        held = super().metrics
+        if held:
+            seen = {id(m) for m in out}
+            out.extend(m for m in held if id(m) not in seen)
         return out
 
     @property
