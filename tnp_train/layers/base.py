@@ -170,7 +170,9 @@ class Layer:
             else:
                 # a metric held by a layer is one of its `metrics` (TF's Layer.__setattr__):
                 # fit resets it each epoch and reports it
-                for m in (value if isinstance(value, (list, tuple)) else (value,)):
+                held = (value,) if not isinstance(value, (list, tuple)) else \
+                    value if value and _is_metric(value[0]) else ()
+                for m in held:
                     if _is_metric(m) and "_metrics" in d and \
                             all(m is not x for x in d["_metrics"]):
                         d["_metrics"].append(m)
@@ -656,9 +658,11 @@ class Layer:
             metric = next((m for m in self._metrics if m.name == name), None)
             if metric is None:
                 from ..metrics import Mean   # noqa: PLC0415 - metrics import the layers
+                # the value's float dtype, as TF, but never a 16-bit total (a float16 sum
+                # over an epoch overflows at 65504)
                 dtype = getattr(value, "dtype", None)
-                metric = Mean(name=name, dtype=dtype if dtype is not None and
-                              is_floating(dtype) else None)
+                wide = dtype is not None and is_floating(dtype) and _np.dtype(dtype).itemsize > 2
+                metric = Mean(name=name, dtype=dtype if wide else None)
                 self._metrics.append(metric)
         if not getattr(_ctx, "symbolic", False):
             metric.update_state(value)
