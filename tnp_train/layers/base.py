@@ -129,6 +129,7 @@ class Layer:
         d["_callable_losses"] = []              # add_loss(callable): kept, evaluated on read
         d["_metrics"] = []                      # metric attributes and add_metric's metrics
         self._trainable = bool(trainable)
+        d["_dynamic"] = bool(dynamic)
         if name is not None and not isinstance(name, str):
             raise TypeError(f"{type(self).__name__}: name must be a string, got {name!r}")
         self.name = name or unique_name(snake_case(type(self).__name__))
@@ -461,7 +462,74 @@ class Layer:
             raise AttributeError(f"Layer {self.name} has no inbound nodes.")
         return self._inbound_nodes[0].outputs
 
+    @property
+    def inbound_nodes(self):
+        """The functional-API calls of this layer (``Node``s: ``layer``, ``args``, ``kwargs``,
+        ``outputs``), in call order."""
+        return list(self._inbound_nodes)
+
+    @property
+    def input_shape(self):
+        """The shape(s) of this layer's input in the functional graph (TF 2.4's
+        ``Layer.input_shape``: an InputLayer's is a list of one shape, as TF's)."""
+        if not self._inbound_nodes:
+            raise AttributeError(f"The layer {self.name} has never been called and thus has no "
+                                 f"defined input shape.")
+        shapes = [_node_input_shapes(n) for n in self._inbound_nodes]
+        if any(s != shapes[0] for s in shapes[1:]):
+            raise AttributeError(f"The layer \"{self.name}\" has multiple inbound nodes, with "
+                                 f"different input shapes {shapes}. Hence the notion of "
+                                 f"\"input shape\" is ill-defined for the layer. Use "
+                                 f"`get_input_shape_at(node_index)` instead.")
+        return shapes[0]
+
+    def _node_at(self, node_index, what):
+        if not self._inbound_nodes:
+            raise RuntimeError(f"The layer {self.name} has never been called and thus has no "
+                               f"defined {what}.")
+        if not 0 <= node_index < len(self._inbound_nodes):
+            raise ValueError(f"Asked to get {what} at node {node_index}, but the layer "
+                             f"{self.name} has only {len(self._inbound_nodes)} inbound nodes.")
+        return self._inbound_nodes[node_index]
+
+    def get_input_at(self, node_index):
+        """The input tensor(s) of the layer's ``node_index``-th call in the functional graph."""
+        node = self._node_at(node_index, "input")
+        if isinstance(self, _input_layer_type()):
+            return node.outputs
+        ins = node.args[0] if node.args else node.inputs
+        return ins[0] if isinstance(ins, (list, tuple)) and len(ins) == 1 else ins
+
+    def get_output_at(self, node_index):
+        """The output tensor(s) of the layer's ``node_index``-th call."""
+        return self._node_at(node_index, "output").outputs
+
+    def get_input_shape_at(self, node_index):
+        """The input shape(s) of the layer's ``node_index``-th call."""
+        return _node_input_shapes(self._node_at(node_index, "input shape"))
+
+    def get_output_shape_at(self, node_index):
+        """The output shape(s) of the layer's ``node_index``-th call."""
+        out = self._node_at(node_index, "output shape").outputs
+        return pack_sequence_as(out, [tuple(t.shape) for t in flatten(out)])
+
+    @property
+    def dynamic(self):
+        """``dynamic=`` of the constructor (layers here always run eagerly)."""
+        return self.__dict__.get("_dynamic", False)
+
     # ------------------------------------------------------------------ weights
+    def add_variable(self, *args, **kwargs):
+        """TF 2.4's deprecated alias of :meth:`add_weight`."""
+        return self.add_weight(*args, **kwargs)
+
+    def add_update(self, updates, inputs=None):
+        """TF 2.4's ``Layer.add_update`` in eager mode: a callable update runs now; an update
+        already applied (an ``assign``'s result) needs nothing more."""
+        for update in flatten(updates) if isinstance(updates, (list, tuple)) else [updates]:
+            if callable(update) and not isinstance(update, tnp.ndarray):
+                update()
+
     def add_weight(self, name=None, shape=(), dtype=None, initializer=None, regularizer=None,
                    trainable=None, constraint=None, aggregation="none", synchronization="auto",
                    **kwargs):
@@ -707,6 +775,25 @@ class Layer:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _input_layer_type():
+    from .core import InputLayer   # noqa: PLC0415 - core defines its layers on this module
+    return InputLayer
+
+
+def _node_input_shapes(node):
+    """The shapes of a node's first call argument, in its structure (an InputLayer's node: a
+    list of its one shape, as TF reports it)."""
+    if isinstance(node.layer, _input_layer_type()):
+        return [tuple(t.shape) for t in flatten(node.outputs)]
+    first = node.args[0] if node.args else node.inputs
+    leaves = flatten(first)
+    if not any(isinstance(t, KerasTensor) for t in leaves):
+        first = node.inputs
+        leaves = flatten(first)
+    return pack_sequence_as(first, [tuple(t.shape) if isinstance(t, KerasTensor) else t
+                                    for t in leaves])
 
 
 def _zeros_for(t, batch, free):

@@ -121,7 +121,7 @@ class InputLayer(Layer):
         string = isinstance(dtype, str) and dtype in ("string", "str", "object")
         super().__init__(name=name, dtype="float32" if string or dtype is None else dtype,
                          **kwargs)
-        self.input_shape = dims
+        self._dims = dims
         self.batch_size = batch_size
         self.built = True
         self.sparse, self.ragged = sparse, ragged
@@ -129,7 +129,7 @@ class InputLayer(Layer):
             raise NotImplementedError("InputLayer: sparse and ragged inputs are not supported")
         dt = _np.dtype(dtype).name if dtype is not None and not isinstance(dtype, str) else (dtype or None)
         self._input_dtype = "string" if string else (dt or self.compute_dtype)
-        out = KerasTensor((batch_size,) + self.input_shape,
+        out = KerasTensor((batch_size,) + self._dims,
                           "object" if string else self._input_dtype, name=self.name)
         node = Node(self, (), {}, out)
         out._node = node
@@ -141,7 +141,7 @@ class InputLayer(Layer):
         return inputs
 
     def get_config(self):
-        return {"batch_input_shape": [self.batch_size, *self.input_shape],
+        return {"batch_input_shape": [self.batch_size, *self._dims],
                 "dtype": self._input_dtype, "name": self.name, "sparse": False, "ragged": False}
 
 

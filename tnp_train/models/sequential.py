@@ -43,7 +43,7 @@ class Sequential(Model):
             if self._stack or self._input_layer is not None:
                 raise ValueError(f"{self.name}: an Input can only come first")
             self._input_layer = layer
-            self._batch_input_shape = (layer.batch_size,) + tuple(layer.input_shape)
+            self._batch_input_shape = (layer.batch_size,) + tuple(layer._dims)
             return
         if not isinstance(layer, Layer):
             raise TypeError(f"The added layer must be an instance of class Layer. Received: "
