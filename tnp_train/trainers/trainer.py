@@ -468,6 +468,58 @@ class Trainer:
         return _concat(outs)
 
     # ------------------------------------------------------------------ single batches
+    # ------------------------------------------------------------------ TF 2.4's older names
+    def fit_generator(self, generator, steps_per_epoch=None, epochs=1, verbose=1, callbacks=None,
+                      validation_data=None, validation_steps=None, validation_freq=1,
+                      class_weight=None, max_queue_size=10, workers=1,
+                      use_multiprocessing=False, shuffle=True, initial_epoch=0):
+        """Deprecated in TF 2.4 (``fit`` takes generators): calls :meth:`fit`."""
+        warnings.warn("`Model.fit_generator` is deprecated and will be removed in a future "
+                      "version. Please use `Model.fit`, which supports generators.",
+                      DeprecationWarning, stacklevel=2)
+        return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs,
+                        verbose=verbose, callbacks=callbacks, validation_data=validation_data,
+                        validation_steps=validation_steps, validation_freq=validation_freq,
+                        class_weight=class_weight, max_queue_size=max_queue_size,
+                        workers=workers, use_multiprocessing=use_multiprocessing,
+                        shuffle=shuffle, initial_epoch=initial_epoch)
+
+    def evaluate_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
+                           workers=1, use_multiprocessing=False, verbose=0):
+        """Deprecated in TF 2.4: calls :meth:`evaluate`."""
+        warnings.warn("`Model.evaluate_generator` is deprecated and will be removed in a "
+                      "future version. Please use `Model.evaluate`, which supports "
+                      "generators.", DeprecationWarning, stacklevel=2)
+        return self.evaluate(generator, steps=steps, callbacks=callbacks,
+                             max_queue_size=max_queue_size, workers=workers,
+                             use_multiprocessing=use_multiprocessing, verbose=verbose)
+
+    def predict_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
+                          workers=1, use_multiprocessing=False, verbose=0):
+        """Deprecated in TF 2.4: calls :meth:`predict`."""
+        warnings.warn("`Model.predict_generator` is deprecated and will be removed in a "
+                      "future version. Please use `Model.predict`, which supports "
+                      "generators.", DeprecationWarning, stacklevel=2)
+        return self.predict(generator, steps=steps, callbacks=callbacks,
+                            max_queue_size=max_queue_size, workers=workers,
+                            use_multiprocessing=use_multiprocessing, verbose=verbose)
+
+    def reset_states(self):
+        """Reset the state of every stateful layer (a stateful RNN's carried states)."""
+        for layer in self._flatten_layers(include_self=False):
+            if getattr(layer, "stateful", False) and hasattr(layer, "reset_states"):
+                layer.reset_states()
+
+    @property
+    def run_eagerly(self):
+        """Always true in effect (there is no graph to compile); reads what ``compile`` or
+        the setter was given, as TF's attribute (False when neither set it)."""
+        return bool(self.__dict__.get("_run_eagerly"))
+
+    @run_eagerly.setter
+    def run_eagerly(self, value):
+        self.__dict__["_run_eagerly"] = value
+
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, reset_metrics=True,
                        return_dict=False):
         self._assert_compiled("training/testing")
