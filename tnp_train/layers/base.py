@@ -801,6 +801,12 @@ def _zeros_for(t, batch, free):
     return tnp.zeros(shape, dtype=t.dtype)
 
 
+def running_on_placeholders():
+    """True while a layer runs on zeros standing for symbolic inputs (shape inference, a
+    model's ``build``): what it computes then is not data, so state is left alone."""
+    return getattr(_ctx, "symbolic", False)
+
+
 def current_training():
     """The training flag of the layer call in progress on this thread (None outside calls)."""
     return getattr(_ctx, "training", None)

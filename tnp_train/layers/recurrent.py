@@ -36,7 +36,8 @@ from ..ops.recurrent import (  # noqa: F401  (the kernels' names stay importable
 )
 from ..utils.random import keep_mask
 from ._common import add_option_weight, device_of as _device_of, positive_int
-from .base import Layer
+from ..autodiff import stop_gradient as _stop_gradient
+from .base import Layer, running_on_placeholders
 
 __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU",
            "Bidirectional", "AbstractRNNCell", "StackedRNNCells"]
@@ -474,16 +475,18 @@ class RNN(Layer):
     The cell follows Keras's protocol: ``state_size`` (int or list), ``call(inputs, states,
     training=None) -> (output, new_states)``. The built-in cells run fused (one tape node for
     the sequence); other cells step by step on the tape. ``unroll`` has no effect (the loop is
-    the same either way). ``stateful=True`` is not supported."""
+    the same either way).
+
+    ``stateful=True``: each batch starts from the final states of the previous one (row i of
+    a batch continues row i of the last), until ``reset_states()``; ``states`` holds them.
+    The batch size must stay the same (give it: ``tt.Input(shape, batch_size=...)``), and no
+    gradient flows from one batch into the next, as in Keras. Not under a strategy of
+    several replicas."""
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
                  stateful=False, unroll=False, time_major=False, **kwargs):
         if isinstance(cell, (list, tuple)):
             cell = StackedRNNCells(cell)
-        if stateful:
-            raise NotImplementedError(f"{type(self).__name__}: stateful=True is not supported "
-                                      f"(states are not kept between batches); pass "
-                                      f"initial_state= and return_state=True to carry them")
         super().__init__(**kwargs)
         if cell is not None:
             if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
@@ -493,7 +496,8 @@ class RNN(Layer):
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
-        self.stateful = False
+        self.stateful = bool(stateful)
+        self._carried = None        # a stateful layer's states: the last batch's final states
         self.unroll = bool(unroll)
         self.time_major = bool(time_major)
         self.supports_masking = True
@@ -518,6 +522,11 @@ class RNN(Layer):
         if len(input_shape) < 3:
             raise ValueError(f"{self.name}: expected inputs of rank 3 (batch, time, features), "
                              f"got shape {input_shape}")
+        if self.stateful and input_shape[1 if self.time_major else 0] is None:
+            raise ValueError(f"{self.name}: if a RNN is stateful, it needs to know its batch "
+                             f"size. Specify the batch size of your input tensors (input shape "
+                             f"{input_shape}): `tt.Input(shape, batch_size=...)`, or "
+                             f"`batch_input_shape=` on the first layer")
         step = (input_shape[1],) + tuple(input_shape[2:]) if self.time_major else \
             (input_shape[0],) + tuple(input_shape[2:])
         if not getattr(self.cell, "built", False):
@@ -590,6 +599,10 @@ class RNN(Layer):
         if T == 0:
             raise ValueError(f"{self.name}: the inputs have no time steps (shape {tuple(x.shape)})")
         states0 = self._initial_states(x, initial_state, B)
+        if self.stateful:
+            if initial_state is None:
+                states0 = self._stateful_states(x, B)
+            self._check_one_replica()
         cell = self.cell
         spec = cell._fused_spec() if hasattr(cell, "_fused_spec") else None
         if spec is not None:
@@ -597,6 +610,9 @@ class RNN(Layer):
         else:
             outs = self._call_steps(cell, x, mask, training, states0, B, T)
         y, states = outs[0], list(outs[1:])
+        if self.stateful and not running_on_placeholders():
+            # kept without their history: the next batch's gradient stops here, as in Keras
+            self._carried = [_stop_gradient(st) for st in states]
         if self.return_state:
             if isinstance(cell, StackedRNNCells):
                 states = cell._group(states)      # per cell, as TF returns them
@@ -673,8 +689,66 @@ class RNN(Layer):
             y = outputs[-1]
         return [y] + states
 
+    # -- stateful
+    @property
+    def states(self):
+        """The states a stateful layer carries to its next batch (None before its first
+        batch; zeros after ``reset_states()``); a list of arrays of shape (batch, size)."""
+        return None if self._carried is None else list(self._carried)
+
+    def _stateful_states(self, x, batch):
+        if self._carried is None:
+            return None          # zeros, as for a layer that is not stateful
+        if tuple(self._carried[0].shape)[0] != batch:
+            raise ValueError(f"{self.name}: a stateful RNN keeps the batch size it started "
+                             f"with ({tuple(self._carried[0].shape)[0]}), got a batch of "
+                             f"{batch}; call reset_states() to start over with another size")
+        return [st if st.dtype == x.dtype else st.astype(x.dtype) for st in self._carried]
+
+    def _check_one_replica(self):
+        from ..distribute import distribute_lib   # noqa: PLC0415 - the strategies import us
+        ctx = distribute_lib.get_replica_context()
+        if ctx is not None and ctx.num_replicas_in_sync > 1:
+            raise NotImplementedError(f"{self.name}: stateful RNNs are not supported under a "
+                                      f"strategy of {ctx.num_replicas_in_sync} replicas (each "
+                                      f"would carry a different part of the batch)")
+
     def reset_states(self, states=None):
-        raise NotImplementedError(f"{self.name}: stateful RNNs are not supported")
+        """Set the carried states to zeros, or to ``states`` (one array per state, each of
+        shape (batch, size)); ``Layer.reset_states`` of Keras."""
+        if not self.stateful:
+            raise AttributeError(f"{self.name}: reset_states() is for a stateful layer "
+                                 f"(stateful=True)")
+        sizes = _state_sizes(self.cell)
+        if states is None:
+            batch = None
+            if self._carried is not None:
+                batch = tuple(self._carried[0].shape)[0]
+            elif self._batch_input_shape is not None and self._batch_input_shape[0]:
+                batch = self._batch_input_shape[0]
+            if batch is None:
+                self._carried = None     # the first batch starts from zeros
+                return
+            dtype = self._carried[0].dtype if self._carried is not None else self.compute_dtype
+            self._carried = [tnp.zeros((batch, n), dtype=dtype) for n in sizes]
+            return
+        given = _states_list(states)
+        if isinstance(self.cell, StackedRNNCells):
+            given = [t for st in given for t in _states_list(st)]
+        if len(given) != len(sizes):
+            raise ValueError(f"{self.name}: expected {len(sizes)} state(s) (state_size "
+                             f"{self.cell.state_size}), got {len(given)}")
+        out = []
+        for st, n in zip(given, sizes):
+            st = tnp.asarray(_np.asarray(st)) if not isinstance(st, tnp.ndarray) else st
+            if st.ndim != 2 or st.shape[1] != n:
+                raise ValueError(f"{self.name}: a state has shape {tuple(st.shape)}, expected "
+                                 f"(batch, {n})")
+            out.append(_stop_gradient(st))
+        if len({tuple(st.shape)[0] for st in out}) != 1:
+            raise ValueError(f"{self.name}: the states' batch sizes differ: "
+                             f"{[tuple(st.shape) for st in out]}")
+        self._carried = out
 
     def get_config(self):
         cfg = {**super().get_config(), "return_sequences": self.return_sequences,
@@ -846,8 +920,21 @@ class Bidirectional(Layer):
         self.merge_mode = merge_mode
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
+        self.stateful = bool(getattr(layer, "stateful", False))
         self.supports_masking = True
         self._init_weights = weights
+
+    def reset_states(self, states=None):
+        """Reset both directions' carried states (``states``: the forward ones, then the
+        backward ones)."""
+        if states is None:
+            self.forward_layer.reset_states()
+            self.backward_layer.reset_states()
+            return
+        states = _states_list(states)
+        half = len(states) // 2
+        self.forward_layer.reset_states(states[:half])
+        self.backward_layer.reset_states(states[half:])
 
     def build(self, input_shape):
         self.forward_layer._maybe_build(input_shape)

@@ -84,12 +84,13 @@ class Model(Trainer, Layer):
         xs = [tnp.zeros(tuple(1 if d is None else d for d in s), dtype=self.compute_dtype)
               for s in shapes]
         self.built = True     # call() runs the sub-layers' own builds
-        outer = getattr(_ctx, "depth", 0)
-        _ctx.depth = outer + 1
+        outer, outer_symbolic = getattr(_ctx, "depth", 0), getattr(_ctx, "symbolic", False)
+        # zeros, not data: metrics and carried states are left alone (as for symbolic calls)
+        _ctx.depth, _ctx.symbolic = outer + 1, True
         try:
             self.call(xs[0] if single else xs)
         finally:
-            _ctx.depth = outer
+            _ctx.depth, _ctx.symbolic = outer, outer_symbolic
 
     # ------------------------------------------------------------------ saving
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None,

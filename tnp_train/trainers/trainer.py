@@ -505,7 +505,8 @@ class Trainer:
                             use_multiprocessing=use_multiprocessing, verbose=verbose)
 
     def reset_states(self):
-        """Reset the state of every stateful layer (a stateful RNN's carried states)."""
+        """Reset the state of every stateful layer (a stateful RNN's carried states), nested
+        models' layers included."""
         for layer in self._flatten_layers(include_self=False):
             if getattr(layer, "stateful", False) and hasattr(layer, "reset_states"):
                 layer.reset_states()

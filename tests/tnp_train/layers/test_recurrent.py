@@ -223,8 +223,6 @@ def test_output_structure_and_shapes():
 
 
 def test_errors():
-    with pytest.raises(NotImplementedError, match="stateful"):
-        LSTM(3, stateful=True)
     layer = SimpleRNN(3, **INIT)
     with pytest.raises(ValueError, match="rank 3"):
         layer(tnp.asarray(np.zeros((2, 3), np.float32)))
