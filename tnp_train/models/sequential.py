@@ -2,7 +2,10 @@
 
 With ``tt.Input`` first (or a first layer given ``input_shape=``) the model is built at once
 (so ``set_weights`` and ``summary`` work before the first call); otherwise on the first call.
-Building runs placeholders through the stack, which records every layer's output shape.
+Building runs the symbolic input through the stack, one node per layer (each ``add`` calls the
+new layer on the last output), so ``model.inputs``/``outputs`` and every ``layer.output`` form
+one graph, as in Keras: ``tt.Model(model.inputs, [l.output for l in model.layers])`` extracts
+features.
 """
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ class Sequential(Model):
         Layer.__init__(self, name=name)
         self._init_trainer()
         self._input_layer = None
+        self._sym_input = self._sym_output = None   # the graph of the stack, once built
+        self._sym_nodes = []                        # the nodes that graph gave the layers
         self._stack = []
         self._mask_any = False
         for layer in layers or ():
@@ -55,7 +60,9 @@ class Sequential(Model):
         self._stack.append(layer)
         self._track_layer(layer, f"layer-{len(self._stack) - 1}")
         self._mask_any = self._mask_any or type(layer).compute_mask is not Layer.compute_mask
-        if self._batch_input_shape is not None:
+        if self._sym_output is not None:
+            self._extend_symbolic(layer)
+        elif self._batch_input_shape is not None:
             self.built = False
             self._build_symbolic(self._batch_input_shape)
 
@@ -66,16 +73,65 @@ class Sequential(Model):
         layer = self._stack.pop()
         i = next(k for k, s in enumerate(self._sublayers) if s is layer)
         del self._sublayers[i], self._sublayer_keys[i]
-        if self._batch_input_shape is not None and self._stack:
+        if self._batch_input_shape is not None and (self._stack or self._sym_input is not None):
             self._build_symbolic(self._batch_input_shape)
 
     def _build_symbolic(self, batch_input_shape):
-        dtype = self._input_layer._input_dtype if self._input_layer is not None else self.compute_dtype
-        x = KerasTensor(tuple(batch_input_shape), dtype)
+        # a rebuild (pop, build) first takes back the nodes the last one gave the layers
+        for node in self._sym_nodes:
+            nodes = node.layer._inbound_nodes
+            for i, n in enumerate(nodes):
+                if n is node:
+                    del nodes[i]
+                    break
+        self._sym_nodes = []
+        if self._input_layer is not None and \
+                tuple(batch_input_shape) == (self._input_layer.batch_size,) + \
+                tuple(self._input_layer._dims):
+            x = self._input_layer._output_tensor
+        else:
+            from ..layers.core import Input
+            dtype = self._input_layer._input_dtype if self._input_layer is not None \
+                else self.compute_dtype
+            x = Input(batch_shape=tuple(batch_input_shape), dtype=dtype)
+        self._sym_input = self._sym_output = x
         for layer in self._stack:
-            x = layer(x)
-        self._output_shape_cache = x.shape if isinstance(x, KerasTensor) else None
+            self._extend_symbolic(layer)
         self.built = True
+
+    def _extend_symbolic(self, layer):
+        x = layer(self._sym_output)
+        if isinstance(x, KerasTensor):
+            self._sym_nodes.append(x._node)
+            self._sym_output = x
+            self._output_shape_cache = x.shape
+        else:       # a layer of several outputs: no single output to go on from
+            self._sym_output = None
+            self._output_shape_cache = None
+
+    def _graph(self, what):
+        if self._sym_input is None or self._sym_output is None:
+            raise AttributeError(f"{self.name}: the model has no {what} yet: start it with "
+                                 f"tt.Input(shape), or build or call it")
+        return self._sym_input, self._sym_output
+
+    @property
+    def inputs(self):
+        """``[the symbolic input]`` of the stack (Keras's ``model.inputs``)."""
+        return [self._graph("inputs")[0]]
+
+    @property
+    def outputs(self):
+        """``[the last layer's symbolic output]`` (Keras's ``model.outputs``)."""
+        return [self._graph("outputs")[1]]
+
+    @property
+    def input(self):
+        return self._graph("input")[0]
+
+    @property
+    def output(self):
+        return self._graph("output")[1]
 
     def build(self, input_shape=None):
         if input_shape is None:
