@@ -19,7 +19,7 @@ from conftest import SCRIPTS, ROOT, mpi_env
 pytestmark = pytest.mark.timeout(120)
 
 # noisy: dropout and Gaussian noise, every rank seeded alike, 315 samples (a short last batch)
-TAGS = ("mlp_fit", "mlp_loop", "cnn_fit", "cnn_loop", "noisy_fit", "noisy_loop")
+TAGS = ("mlp_fit", "mlp_loop", "cnn_fit", "cnn_loop", "noisy_fit", "noisy_loop", "extras_fit")
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,10 @@ def test_two_ranks_train_as_one_process(mpirun, tmp_path, reference):
             # the reported losses are the job's (fit's running mean, the loop's reduced sum)
             np.testing.assert_allclose(got[f"{tag}_loss"], ref[f"{tag}_loss"], rtol=1e-5,
                                        err_msg=f"{tag} rank {rank}")
-        for kind in ("mlp", "cnn", "noisy"):
+        # add_metric's mean over the epoch is the job's, as one process's
+        np.testing.assert_allclose(got["extras_fit_mean_h"], ref["extras_fit_mean_h"],
+                                   rtol=1e-5, err_msg=f"extras rank {rank}")
+        for kind in ("mlp", "cnn", "noisy", "extras"):
             # every batch's logs (fit's running loss and accuracy) are the job's, as one
             # process's, though after the first step the metrics' state is summed with the
             # gradients instead of in a collective of its own (at most one per epoch is left)

@@ -32,6 +32,19 @@ def noisy():
                           tt.layers.GaussianNoise(0.1), tt.layers.Dense(4)])
 
 
+def extras():
+    """A functional MLP with an add_loss term and an add_metric (the Keras guides' way),
+    both means over the batch, so N workers report and train as one process."""
+    import tnp
+    inp = tt.Input((12,))
+    h = tt.layers.Dense(16, activation="relu")(inp)
+    out = tt.layers.Dense(4)(tt.layers.Dense(16, activation="tanh")(h))
+    model = tt.Model(inp, out)
+    model.add_loss(tnp.mean(h) * 0.1)
+    model.add_metric(tnp.mean(h), name="mean_h")
+    return model
+
+
 def cnn():
     return tt.Sequential([tt.Input((8, 8, 1)), tt.layers.Conv2D(4, 3, activation="relu"),
                           tt.layers.MaxPooling2D(2), tt.layers.Flatten(), tt.layers.Dense(4)])

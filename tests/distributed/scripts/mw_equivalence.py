@@ -7,7 +7,8 @@ batches of 32): the MLP and the CNN, each through ``fit`` (shuffled arrays, metr
 ``evaluate`` and ``predict``) and through the custom loop of TF's guide
 (``experimental_distribute_dataset`` of a shuffled dataset, ``strategy.run``,
 ``tt.nn.compute_average_loss``, ``strategy.reduce``); then an MLP with dropout and Gaussian
-noise the same two ways, every rank seeded alike, on 315 samples. Each rank writes
+noise the same two ways, every rank seeded alike, on 315 samples; and through ``fit`` a
+functional MLP with an ``add_loss`` term and an ``add_metric``. Each rank writes
 ``OUT_DIR/<rank>.npz`` (the reference ``ref.npz``): initial and final weights, the fit history,
 the loop's reduced losses, evaluate's numbers and predict's outputs.
 """
@@ -16,7 +17,7 @@ import sys
 
 import numpy as np
 
-from mw_common import cnn, data, mlp, noisy, rank_and_size, save, tt
+from mw_common import cnn, data, extras, mlp, noisy, rank_and_size, save, tt
 
 B, N_SAMPLES, EPOCHS = 32, 320, 2
 
@@ -52,6 +53,8 @@ def run_fit(make, kind, strategy, out, tag, n=N_SAMPLES):
     out[f"{tag}_log_collectives"] = len(counted)
     out[f"{tag}_loss"] = hist.history["loss"]
     out[f"{tag}_acc"] = hist.history["accuracy"]
+    if "mean_h" in hist.history:              # the add_metric of `extras`
+        out[f"{tag}_mean_h"] = hist.history["mean_h"]
     out[f"{tag}_final"] = np.concatenate([w.numpy().ravel() for w in model.weights])
     xe, ye = data(kind, 70, seed=5)           # 70 = 2 batches of 32 + an uneven 6
     out[f"{tag}_eval"] = model.evaluate(xe, ye, batch_size=B, verbose=0)
@@ -105,6 +108,8 @@ def main():
     for tag, run in (("noisy_fit", run_fit), ("noisy_loop", run_loop)):
         tt.utils.set_random_seed(77)
         run(noisy, "noisy", strategy, out, tag, n=N_SAMPLES - 5)
+    # add_loss and add_metric terms of a functional model (means over the batch)
+    run_fit(extras, "mlp", strategy, out, "extras_fit")
     save(f"{out_dir}/{'ref' if ref else rank}.npz", **out)
     print(f"[rank {rank}] ALL OK", flush=True)
 
