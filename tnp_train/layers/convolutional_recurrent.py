@@ -14,10 +14,11 @@ from .. import activations as _activations
 from ..ops.conv import conv2d, conv_output_length
 from ..utils.random import keep_mask
 from ._common import add_option_weight, device_of as _device_of
-from .base import Layer
+from ..autodiff import stop_gradient
+from .base import Layer, running_on_placeholders
 from .convolutional import _data_format, _positive, _tuple
 from .core import set_weight_options, weight_options, weight_options_config
-from .recurrent import _UnitForgetBias, _ser_act
+from .recurrent import _UnitForgetBias, _ser_act, check_stateful_replicas
 
 __all__ = ["ConvLSTM2D"]
 
@@ -31,7 +32,8 @@ class ConvLSTM2D(Layer):
     dropout=0.0, recurrent_dropout=0.0)`` (TF 2.4). Inputs ``(batch, time, rows, cols,
     channels)`` (``(batch, time, channels, rows, cols)`` channels-first); gates i, f, c, o in
     Keras's order along the kernels' last axis; ``call(inputs, mask=None, training=None,
-    initial_state=None)``. ``stateful=True`` is not supported, as for the other RNN layers."""
+    initial_state=None)``. ``stateful=True`` carries ``[h, c]`` from each batch to the next
+    until ``reset_states()``, as the other RNN layers do (a fixed batch size; one replica)."""
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
                  dilation_rate=(1, 1), activation="tanh", recurrent_activation="hard_sigmoid",
@@ -42,10 +44,6 @@ class ConvLSTM2D(Layer):
                  recurrent_constraint=None, bias_constraint=None, return_sequences=False,
                  return_state=False, go_backwards=False, stateful=False, dropout=0.0,
                  recurrent_dropout=0.0, **kwargs):
-        if stateful:
-            raise NotImplementedError("ConvLSTM2D: stateful=True is not supported (states are "
-                                      "not kept between batches); pass initial_state= and "
-                                      "return_state=True to carry them")
         super().__init__(**kwargs)
         cls = "ConvLSTM2D"
         if isinstance(filters, bool) or not isinstance(filters, int) or filters <= 0:
@@ -67,7 +65,8 @@ class ConvLSTM2D(Layer):
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
-        self.stateful = False
+        self.stateful = bool(stateful)
+        self._carried = None        # [h, c] of the last batch, for a stateful layer
         for what, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
             if not 0.0 <= float(rate) <= 1.0:
                 raise ValueError(f"{cls}: {what} must be in [0, 1], got {rate!r}")
@@ -92,6 +91,10 @@ class ConvLSTM2D(Layer):
     def build(self, input_shape):
         if isinstance(input_shape, list):
             input_shape = input_shape[0]
+        if self.stateful and tuple(input_shape)[0] is None:
+            raise ValueError(f"{self.name}: if a RNN is stateful, it needs to know its batch "
+                             f"size. Specify the batch size of your input tensors (input shape "
+                             f"{tuple(input_shape)}): `tt.Input(shape, batch_size=...)`")
         _, channels = self._split(tuple(input_shape))
         if channels is None:
             raise ValueError(f"{self.name}: the channel dimension of the inputs must be known, "
@@ -159,6 +162,14 @@ class ConvLSTM2D(Layer):
             # every step's input convolution at once: (b * t) images
             flat = tnp.reshape(x, (b * t,) + tuple(x.shape[2:]))
             zx = tnp.reshape(conv2d(flat, k, bias, **conv_kw), (b, t, rows, cols, 4 * f))
+        if self.stateful:
+            check_stateful_replicas(self)
+            if initial_state is None and self._carried is not None:
+                if tuple(self._carried[0].shape)[0] != b:
+                    raise ValueError(f"{self.name}: a stateful RNN keeps the batch size it "
+                                     f"started with ({tuple(self._carried[0].shape)[0]}), got "
+                                     f"a batch of {b}; call reset_states() to start over")
+                initial_state = self._carried
         if initial_state is not None:
             states = list(initial_state)
             if len(states) != 2:
@@ -213,7 +224,29 @@ class ConvLSTM2D(Layer):
         if first:
             out = tnp.moveaxis(out, -1, 2 if self.return_sequences else 1)
             h, c = tnp.moveaxis(h, -1, 1), tnp.moveaxis(c, -1, 1)
+        if self.stateful and not running_on_placeholders():
+            self._carried = [stop_gradient(h), stop_gradient(c)]   # no gradient across batches
         return [out, h, c] if self.return_state else out
+
+    @property
+    def states(self):
+        """``[h, c]`` a stateful layer carries to its next batch (None before the first)."""
+        return None if self._carried is None else list(self._carried)
+
+    def reset_states(self, states=None):
+        """Zero the carried ``[h, c]``, or set them to ``states``."""
+        if not self.stateful:
+            raise AttributeError(f"{self.name}: reset_states() is for a stateful layer "
+                                 f"(stateful=True)")
+        if states is None:
+            self._carried = None if self._carried is None else \
+                [tnp.zeros_like(st) for st in self._carried]
+            return
+        states = [st if isinstance(st, tnp.ndarray) else tnp.asarray(st) for st in states]
+        if len(states) != 2 or tuple(states[0].shape) != tuple(states[1].shape):
+            raise ValueError(f"{self.name}: reset_states expects [h, c] of one shape, got "
+                             f"{[tuple(st.shape) for st in states]}")
+        self._carried = [stop_gradient(st) for st in states]
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,
@@ -228,6 +261,6 @@ class ConvLSTM2D(Layer):
                     "bias_regularizer", "activity_regularizer", "kernel_constraint",
                     "recurrent_constraint", "bias_constraint"),
                 "return_sequences": self.return_sequences, "return_state": self.return_state,
-                "go_backwards": self.go_backwards, "stateful": False,
+                "go_backwards": self.go_backwards, "stateful": self.stateful,
                 "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout}
 

@@ -706,12 +706,7 @@ class RNN(Layer):
         return [st if st.dtype == x.dtype else st.astype(x.dtype) for st in self._carried]
 
     def _check_one_replica(self):
-        from ..distribute import distribute_lib   # noqa: PLC0415 - the strategies import us
-        ctx = distribute_lib.get_replica_context()
-        if ctx is not None and ctx.num_replicas_in_sync > 1:
-            raise NotImplementedError(f"{self.name}: stateful RNNs are not supported under a "
-                                      f"strategy of {ctx.num_replicas_in_sync} replicas (each "
-                                      f"would carry a different part of the batch)")
+        check_stateful_replicas(self)
 
     def reset_states(self, states=None):
         """Set the carried states to zeros, or to ``states`` (one array per state, each of
@@ -767,6 +762,16 @@ class RNN(Layer):
             cell = _layer_from_dict(cell)
         config["cell"] = cell
         return Layer.from_config.__func__(cls, config)
+
+
+def check_stateful_replicas(layer):
+    """A stateful recurrent layer runs on one replica only: NotImplementedError otherwise."""
+    from ..distribute import distribute_lib   # noqa: PLC0415 - the strategies import us
+    ctx = distribute_lib.get_replica_context()
+    if ctx is not None and ctx.num_replicas_in_sync > 1:
+        raise NotImplementedError(f"{layer.name}: stateful RNNs are not supported under a "
+                                  f"strategy of {ctx.num_replicas_in_sync} replicas (each "
+                                  f"would carry a different part of the batch)")
 
 
 def _find_layer_class(name):

@@ -78,7 +78,6 @@ def test_conv_lstm_save_load_and_fit(tmp_path):
 
 
 @pytest.mark.parametrize("kw, exc, match", [
-    (dict(filters=2, kernel_size=2, stateful=True), NotImplementedError, "stateful"),
     (dict(filters=2, kernel_size=2, padding="causal"), ValueError, "padding"),
     (dict(filters=0, kernel_size=2), ValueError, "filters"),
     (dict(filters=2, kernel_size=2, dropout=1.5), ValueError, "dropout"),

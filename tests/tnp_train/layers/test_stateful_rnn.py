@@ -141,3 +141,29 @@ def test_stateful_refused_on_several_replicas():
     with pytest.raises(NotImplementedError, match="stateful RNNs are not supported under"):
         model.fit(np.concatenate(_batches(2)), np.zeros((8, 2), "float32"), batch_size=4,
                   verbose=0)
+
+
+@pytest.mark.parametrize("data_format", ["channels_last", "channels_first"])
+def test_stateful_conv_lstm_continues_from_the_last_batch(data_format):
+    r = np.random.default_rng(0)
+    shape = (2, 3, 5, 5, 2) if data_format == "channels_last" else (2, 3, 2, 5, 5)
+    xs = [r.random(shape).astype("float32") for _ in range(3)]
+    stateful = L.ConvLSTM2D(3, 3, padding="same", stateful=True, data_format=data_format)
+    ref = L.ConvLSTM2D(3, 3, padding="same", return_state=True, data_format=data_format)
+    stateful(xs[0])
+    ref(xs[0])
+    _weights(stateful)
+    ref.set_weights(stateful.get_weights())
+    stateful.reset_states()
+    states = None
+    for x in xs:
+        out = ref(x, initial_state=states)
+        np.testing.assert_allclose(np.asarray(stateful(x)), np.asarray(out[0]), rtol=1e-5,
+                                   atol=1e-6)
+        states = out[1:]
+    stateful.reset_states()
+    np.testing.assert_allclose(np.asarray(stateful(xs[0])), np.asarray(ref(xs[0])[0]),
+                               rtol=1e-5, atol=1e-6)
+    assert stateful.get_config()["stateful"] is True
+    with pytest.raises(ValueError, match="batch size it started with"):
+        stateful(xs[0][:1])
