@@ -561,16 +561,22 @@ class RNN(Layer):
             return [out] + [None] * len(_state_sizes(self.cell))
         return out
 
-    def _initial_states(self, x, initial_state, batch):
+    def _given_states(self, states, what):
+        """``states`` as one flat list, one per state of the cell (a stack's given per cell,
+        as TF takes them), and the states' sizes."""
         sizes = _state_sizes(self.cell)
+        given = _states_list(states)
+        if isinstance(self.cell, StackedRNNCells):
+            given = [t for st in given for t in _states_list(st)]
+        if len(given) != len(sizes):
+            raise ValueError(f"{self.name}: expected {len(sizes)} {what}(s) (state_size "
+                             f"{self.cell.state_size}), got {len(given)}")
+        return given, sizes
+
+    def _initial_states(self, x, initial_state, batch):
         if initial_state is None:
             return None
-        states = _states_list(initial_state)
-        if isinstance(self.cell, StackedRNNCells):    # given per cell, as TF takes them
-            states = [t for st in states for t in _states_list(st)]
-        if len(states) != len(sizes):
-            raise ValueError(f"{self.name}: expected {len(sizes)} initial state(s) (state_size "
-                             f"{self.cell.state_size}), got {len(states)}")
+        states, sizes = self._given_states(initial_state, "initial state")
         out = []
         for s, n in zip(states, sizes):
             s = s if isinstance(s, tnp.ndarray) else tnp.asarray(s)
@@ -727,12 +733,7 @@ class RNN(Layer):
             dtype = self._carried[0].dtype if self._carried is not None else self.compute_dtype
             self._carried = [tnp.zeros((batch, n), dtype=dtype) for n in sizes]
             return
-        given = _states_list(states)
-        if isinstance(self.cell, StackedRNNCells):
-            given = [t for st in given for t in _states_list(st)]
-        if len(given) != len(sizes):
-            raise ValueError(f"{self.name}: expected {len(sizes)} state(s) (state_size "
-                             f"{self.cell.state_size}), got {len(given)}")
+        given, sizes = self._given_states(states, "state")
         out = []
         for st, n in zip(given, sizes):
             st = tnp.asarray(_np.asarray(st)) if not isinstance(st, tnp.ndarray) else st

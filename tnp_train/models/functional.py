@@ -42,6 +42,13 @@ def _topo_nodes(outputs):
     return order
 
 
+def _foreign_input(nodes, inputs):
+    """The first InputLayer node among ``nodes`` whose tensor is not one of ``inputs``."""
+    ids = {id(t) for t in inputs}
+    return next((n for n in nodes if isinstance(n.layer, InputLayer) and id(n.outputs) not in ids),
+                None)
+
+
 def _keras_layer_order(flat_in, flat_out):
     """The layers in Keras's ``model.layers`` order: by depth from the outputs (deepest, the
     inputs, first), ties in the order a depth-first walk from the outputs first meets them
@@ -102,13 +109,12 @@ class Functional(Model):
         self._flat_inputs = flat_in
         self._flat_outputs = flat_out
         nodes = _topo_nodes(flat_out)
-        input_ids = {id(t) for t in flat_in}
-        for node in nodes:
-            if isinstance(node.layer, InputLayer) and id(node.outputs) not in input_ids:
-                raise ValueError(f"Graph disconnected: cannot obtain value for tensor "
-                                 f"{node.outputs!r} at layer \"{node.layer.name}\". The following "
-                                 f"previous layers were accessed without issue: "
-                                 f"{[n.layer.name for n in nodes if n is not node][:5]}")
+        node = _foreign_input(nodes, flat_in)
+        if node is not None:
+            raise ValueError(f"Graph disconnected: cannot obtain value for tensor "
+                             f"{node.outputs!r} at layer \"{node.layer.name}\". The following "
+                             f"previous layers were accessed without issue: "
+                             f"{[n.layer.name for n in nodes if n is not node][:5]}")
         self._nodes = [n for n in nodes if not isinstance(n.layer, InputLayer)]
         self._ancillary = []     # what add_loss/add_metric computes beside the outputs
         self._layers = layers = _keras_layer_order(flat_in, flat_out)
@@ -129,13 +135,12 @@ class Functional(Model):
     def _attach_ancillary(self, tensors):
         wanted = self._flat_outputs + self._ancillary + list(tensors)
         nodes = _topo_nodes(wanted)
-        inputs = {id(t) for t in self._flat_inputs}
-        for node in nodes:
-            if isinstance(node.layer, InputLayer) and id(node.outputs) not in inputs:
-                raise ValueError(f"{self.name}: the tensor given to add_loss/add_metric is not "
-                                 f"computed from the model's inputs only: it needs "
-                                 f"{node.outputs!r} (layer \"{node.layer.name}\"), which is not "
-                                 f"an input of the model (graph disconnected)")
+        node = _foreign_input(nodes, self._flat_inputs)
+        if node is not None:
+            raise ValueError(f"{self.name}: the tensor given to add_loss/add_metric is not "
+                             f"computed from the model's inputs only: it needs "
+                             f"{node.outputs!r} (layer \"{node.layer.name}\"), which is not "
+                             f"an input of the model (graph disconnected)")
         self._nodes = [n for n in nodes if not isinstance(n.layer, InputLayer)]
         self._ancillary = wanted[len(self._flat_outputs):]
         known = {id(l) for l in self._layers}

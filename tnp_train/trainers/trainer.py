@@ -474,9 +474,7 @@ class Trainer:
                       class_weight=None, max_queue_size=10, workers=1,
                       use_multiprocessing=False, shuffle=True, initial_epoch=0):
         """Deprecated in TF 2.4 (``fit`` takes generators): calls :meth:`fit`."""
-        warnings.warn("`Model.fit_generator` is deprecated and will be removed in a future "
-                      "version. Please use `Model.fit`, which supports generators.",
-                      DeprecationWarning, stacklevel=2)
+        _warn_deprecated("fit_generator", "fit")
         return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs,
                         verbose=verbose, callbacks=callbacks, validation_data=validation_data,
                         validation_steps=validation_steps, validation_freq=validation_freq,
@@ -487,9 +485,7 @@ class Trainer:
     def evaluate_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
                            workers=1, use_multiprocessing=False, verbose=0):
         """Deprecated in TF 2.4: calls :meth:`evaluate`."""
-        warnings.warn("`Model.evaluate_generator` is deprecated and will be removed in a "
-                      "future version. Please use `Model.evaluate`, which supports "
-                      "generators.", DeprecationWarning, stacklevel=2)
+        _warn_deprecated("evaluate_generator", "evaluate")
         return self.evaluate(generator, steps=steps, callbacks=callbacks,
                              max_queue_size=max_queue_size, workers=workers,
                              use_multiprocessing=use_multiprocessing, verbose=verbose)
@@ -497,9 +493,7 @@ class Trainer:
     def predict_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
                           workers=1, use_multiprocessing=False, verbose=0):
         """Deprecated in TF 2.4: calls :meth:`predict`."""
-        warnings.warn("`Model.predict_generator` is deprecated and will be removed in a "
-                      "future version. Please use `Model.predict`, which supports "
-                      "generators.", DeprecationWarning, stacklevel=2)
+        _warn_deprecated("predict_generator", "predict")
         return self.predict(generator, steps=steps, callbacks=callbacks,
                             max_queue_size=max_queue_size, workers=workers,
                             use_multiprocessing=use_multiprocessing, verbose=verbose)
@@ -548,6 +542,12 @@ class Trainer:
 
     def predict_on_batch(self, x):
         return self(x if isinstance(x, (list, tuple, dict)) else tnp.asarray(x), training=False)
+
+
+def _warn_deprecated(name, instead):
+    warnings.warn(f"`Model.{name}` is deprecated and will be removed in a future version. "
+                  f"Please use `Model.{instead}`, which supports generators.",
+                  DeprecationWarning, stacklevel=3)
 
 
 def _timed_batches(data):
