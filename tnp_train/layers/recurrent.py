@@ -608,7 +608,7 @@ class RNN(Layer):
         if self.stateful:
             if initial_state is None:
                 states0 = self._stateful_states(x, B)
-            self._check_one_replica()
+            check_stateful_replicas(self)
         cell = self.cell
         spec = cell._fused_spec() if hasattr(cell, "_fused_spec") else None
         if spec is not None:
@@ -710,9 +710,6 @@ class RNN(Layer):
                              f"with ({tuple(self._carried[0].shape)[0]}), got a batch of "
                              f"{batch}; call reset_states() to start over with another size")
         return [st if st.dtype == x.dtype else st.astype(x.dtype) for st in self._carried]
-
-    def _check_one_replica(self):
-        check_stateful_replicas(self)
 
     def reset_states(self, states=None):
         """Set the carried states to zeros, or to ``states`` (one array per state, each of
