@@ -1,6 +1,7 @@
 """``tt.data.experimental`` (``tf.data.experimental``): the names TF 2.4 kept there."""
 from .dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from ._options import AutoShardPolicy, DistributeOptions, ThreadingOptions
+from ._csv import CsvDataset, make_csv_dataset
 from ._experimental import (
     Reducer, assert_cardinality, bucket_by_sequence_length, choose_from_datasets,
     enumerate_dataset, get_single_element, get_structure, group_by_reducer, group_by_window,
@@ -13,7 +14,8 @@ __all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "cardinali
            "assert_cardinality", "bucket_by_sequence_length", "choose_from_datasets",
            "enumerate_dataset", "get_single_element", "get_structure", "group_by_reducer",
            "group_by_window", "map_and_batch", "parallel_interleave", "sample_from_datasets",
-           "scan", "shuffle_and_repeat", "take_while", "unbatch", "unique"]
+           "scan", "shuffle_and_repeat", "take_while", "unbatch", "unique", "CsvDataset",
+           "make_csv_dataset"]
 
 
 def cardinality(dataset):
