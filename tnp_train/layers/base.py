@@ -32,6 +32,7 @@ checkpoint restores into a freshly built model).
 from __future__ import annotations
 
 import inspect
+import itertools
 import threading
 
 import numpy as _np
@@ -60,6 +61,15 @@ _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "input_dim", "batch_size"
 
 
 _Metric = None
+# bumped whenever a layer gains a sub-layer or a metric: what `Layer.metrics` caches against
+# (fit reads a model's metrics a few times a step; walking every layer each time is not free)
+_held_versions = itertools.count(1)
+_held_version = 0
+
+
+def _bump_held():
+    global _held_version
+    _held_version = next(_held_versions)
 
 
 def _is_metric(value):
@@ -177,11 +187,13 @@ class Layer:
                     if _is_metric(m) and "_metrics" in d and \
                             all(m is not x for x in d["_metrics"]):
                         d["_metrics"].append(m)
+                        _bump_held()
         object.__setattr__(self, name, value)
 
     def _track_layer(self, layer, key):
         if all(layer is not s for s in self._sublayers):
             self._sublayers.append(layer)
+            _bump_held()
             self._sublayer_keys.append(key)
             self._restore_deferred(key, layer)
 
@@ -673,7 +685,9 @@ class Layer:
                          f"pass a zero argument `lambda`")
 
     def _call_loss_list(self):
-        store = self.__dict__["_call_losses"]
+        d = self.__dict__
+        d["_adds_losses"] = True     # the other layers skip the thread-local store
+        store = d["_call_losses"]
         items = getattr(store, "items", None)
         if items is None:
             items = store.items = []
@@ -681,8 +695,9 @@ class Layer:
 
     def _clear_losses(self):
         for layer in self._flatten_layers():
-            if getattr(layer._call_losses, "items", None):
-                layer._call_losses.items = []
+            d = layer.__dict__
+            if d.get("_adds_losses") and getattr(d["_call_losses"], "items", None):
+                d["_call_losses"].items = []
 
     @property
     def losses(self):
@@ -690,10 +705,12 @@ class Layer:
         regularization terms and the callables given to ``add_loss``, evaluated now."""
         out = []
         for layer in self._flatten_layers():
-            out.extend(getattr(layer._call_losses, "items", None) or ())
-            for v, reg in layer.__dict__.get("_weight_regularizers", ()):
+            d = layer.__dict__
+            if d.get("_adds_losses"):
+                out.extend(getattr(d["_call_losses"], "items", None) or ())
+            for v, reg in d.get("_weight_regularizers", ()):
                 out.append(reg(v))
-            for fn in layer.__dict__.get("_callable_losses", ()):
+            for fn in d.get("_callable_losses", ()):
                 value = fn()
                 if value is not None:
                     out.append(value)
@@ -732,6 +749,7 @@ class Layer:
                 wide = dtype is not None and is_floating(dtype) and _np.dtype(dtype).itemsize > 2
                 metric = Mean(name=name, dtype=dtype if wide else None)
                 self._metrics.append(metric)
+                _bump_held()
         if not getattr(_ctx, "symbolic", False):
             metric.update_state(value)
 
@@ -748,13 +766,18 @@ class Layer:
     @property
     def metrics(self):
         """The metrics this layer and its sub-layers hold (attributes, ``add_metric``)."""
+        cached = self.__dict__.get("_metrics_cache")
+        if cached is not None and cached[0] == _held_version:
+            return list(cached[1])
+        version = _held_version
         out, seen = [], set()
         for layer in self._flatten_layers():
             for m in layer.__dict__.get("_metrics", ()):
                 if id(m) not in seen:
                     seen.add(id(m))
                     out.append(m)
-        return out
+        self.__dict__["_metrics_cache"] = (version, out)
+        return list(out)
 
     # ------------------------------------------------------------------ config
     def get_config(self):

@@ -9,7 +9,7 @@ features.
 """
 from __future__ import annotations
 
-from ..layers.base import Layer
+from ..layers.base import Layer, _bump_held
 from ..layers.core import InputLayer
 from ..layers.keras_tensor import KerasTensor
 from ..layers import serialization as _ser
@@ -73,6 +73,7 @@ class Sequential(Model):
         layer = self._stack.pop()
         i = next(k for k, s in enumerate(self._sublayers) if s is layer)
         del self._sublayers[i], self._sublayer_keys[i]
+        _bump_held()
         if self._batch_input_shape is not None and (self._stack or self._sym_input is not None):
             self._build_symbolic(self._batch_input_shape)
 

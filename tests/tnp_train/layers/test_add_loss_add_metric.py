@@ -279,3 +279,20 @@ def test_backend_functions_on_symbolic_tensors_are_layers():
     np.testing.assert_allclose(np.asarray(model(x)), (x ** 2).sum(-1, keepdims=True), rtol=1e-5)
     clone = tt.Model.from_config(model.get_config())
     np.testing.assert_allclose(np.asarray(clone(x)), (x ** 2).sum(-1, keepdims=True), rtol=1e-5)
+
+
+def test_model_metrics_follow_metrics_and_layers_added_later():
+    model = _Counting()
+    assert [m.name for m in model.metrics] == ["loss"]
+    model.dense.extra = tt.metrics.Mean(name="extra")       # a metric on a sub-layer
+    assert [m.name for m in model.metrics] == ["loss", "extra"]
+    inner = tt.layers.Dense(1)
+    inner.other = tt.metrics.Sum(name="other")
+    model.more = inner                                        # a sub-layer holding one
+    assert [m.name for m in model.metrics] == ["loss", "extra", "other"]
+    seq = tt.Sequential([tt.Input((3,)), _Logging(), tt.layers.Dense(1)])
+    seq(np.ones((2, 3), "float32"))
+    assert [m.name for m in seq.metrics] == ["mean_act"]      # made by add_metric in call
+    seq.pop()
+    seq.pop()
+    assert seq.metrics == []
