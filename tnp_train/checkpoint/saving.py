@@ -110,7 +110,18 @@ def save_weights(model, filepath, overwrite=True):
     if not overwrite and os.path.lexists(filepath):
         raise FileExistsError(f"save_weights: {filepath} exists (overwrite=False)")
     _unlink_stale_files(os.path.dirname(os.path.abspath(filepath)), tmp_prefix(filepath))
-    return write_graph(_ModelRoot(model), filepath, _weights_metadata(model, "weights"))
+    path = write_graph(_ModelRoot(model), filepath, _weights_metadata(model, "weights"))
+    if not filepath.endswith(_HDF5_SUFFIXES):
+        # as TF's checkpoint-format save_weights: the directory's latest-checkpoint record names
+        # this file, so ``load_weights(tt.train.latest_checkpoint(dir))`` finds the newest one
+        # (ModelCheckpoint(save_weights_only=True) saves through here)
+        from .manager import _update_state
+        _update_state(os.path.dirname(os.path.abspath(path)), path, [path])
+    return path
+
+
+# names TF saves as HDF5 (no latest-checkpoint record): the same file format here, the same record
+_HDF5_SUFFIXES = (".h5", ".hdf5", ".keras")
 
 
 def load_weights(model, filepath, skip_mismatch=False):
@@ -120,6 +131,9 @@ def load_weights(model, filepath, skip_mismatch=False):
     created), or, when the model is not compiled yet, kept until ``compile`` attaches one. A
     weight whose shape differs raises ValueError, or is skipped with a warning when
     ``skip_mismatch``. Returns the load status (``assert_consumed()``...)."""
+    if filepath is None:
+        raise TypeError("load_weights: filepath is None (tt.train.latest_checkpoint(dir) returns "
+                         "None when the directory has no checkpoint record)")
     filepath = os.fspath(filepath)
     if os.path.isdir(filepath) and os.path.isfile(os.path.join(filepath, WEIGHTS_NAME)):
         filepath = os.path.join(filepath, WEIGHTS_NAME)

@@ -71,7 +71,8 @@ def test_model_checkpoint_weights_load_back(tmp_path):
                          save_weights_only=True)
     model.fit(X, Y, batch_size=4, epochs=2, verbose=0, callbacks=[cb])
     saved = sorted(p.name for p in tmp_path.iterdir())
-    assert saved == ["w-1", "w-2"]
+    assert saved == ["checkpoint.json", "w-1", "w-2"]    # the latest-checkpoint record, as TF
+    assert tt.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "w-2")
     other = _model()
     other.load_weights(str(tmp_path / "w-2"))
     for a, b in zip(other.get_weights(), model.get_weights()):

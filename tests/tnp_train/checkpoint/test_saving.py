@@ -79,6 +79,37 @@ def test_save_and_load_weights_with_optimizer_state(tmp_path):
         saving.save_weights(m, p, overwrite=False)
 
 
+def test_save_weights_records_the_latest_checkpoint(tmp_path):
+    # TF's checkpoint-format save_weights updates the directory's record, so the tutorials'
+    # ``model.load_weights(tf.train.latest_checkpoint(checkpoint_dir))`` finds the newest file
+    m = _compiled()
+    assert tt.train.latest_checkpoint(str(tmp_path)) is None
+    m.save_weights(str(tmp_path / "ckpt_1"))
+    _step(m)
+    want = _bits(m.weights)
+    m.save_weights(str(tmp_path / "ckpt_2"))
+    assert tt.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "ckpt_2")
+    m.save_weights(str(tmp_path / "w.h5"))      # an HDF5 name: TF keeps no record of it
+    assert tt.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "ckpt_2")
+    m2 = _compiled()
+    m2.load_weights(tt.train.latest_checkpoint(str(tmp_path)))
+    assert _bits(m2.weights) == want
+    with pytest.raises(TypeError, match="latest_checkpoint"):
+        m2.load_weights(tt.train.latest_checkpoint(str(tmp_path / "empty")))
+
+
+def test_model_checkpoint_weights_only_then_latest_checkpoint(tmp_path):
+    # the "Distributed training with Keras" tutorial: ModelCheckpoint(save_weights_only=True)
+    # each epoch, then load_weights(latest_checkpoint(dir)) gives the last epoch's weights
+    m = _compiled()
+    cb = tt.callbacks.ModelCheckpoint(str(tmp_path / "ckpt_{epoch}"), save_weights_only=True)
+    m.fit(X, Y, epochs=3, batch_size=3, callbacks=[cb], verbose=0)
+    assert tt.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "ckpt_3")
+    m2 = _compiled()
+    m2.load_weights(tt.train.latest_checkpoint(str(tmp_path)))
+    assert _bits(m2.weights) == _bits(m.weights)
+
+
 def test_load_weights_uncompiled_and_unbuilt(tmp_path, caplog):
     m = _compiled()
     _step(m)
