@@ -53,13 +53,13 @@ def main():
     tt.utils.set_random_seed(0)
     with strategy.scope():
         model, optimizer = make_model(), tt.optimizers.SGD(0.05)
-        loss_fn = tt.losses.SparseCategoricalCrossentropy(from_logits=True)
+        loss_fn = tt.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
 
     def train_steps(iterator):
         def replica_fn(batch):
             x, y = batch
             with tt.GradientTape() as tape:
-                loss = loss_fn(y, model(x, training=True))
+                loss = tt.nn.compute_average_loss(loss_fn(y, model(x, training=True)))
             grads = tape.gradient(loss, model.trainable_variables)
             optimizer.apply_gradients(zip(grads, model.trainable_variables))
             return loss

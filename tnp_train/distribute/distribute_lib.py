@@ -87,6 +87,16 @@ def has_strategy():
     return _current().strategy is not _get_default_strategy()
 
 
+def get_strategy_if_any():
+    """The current non-default strategy, or None: ``has_strategy()`` for code that runs on every
+    call (a loss's reduction check) and needs the strategy only when there is one."""
+    s = getattr(_local, "stack", None)
+    if not s:
+        return None
+    strategy = s[-1].strategy
+    return None if strategy is _get_default_strategy() else strategy
+
+
 def in_cross_replica_context():
     """Mirrors ``tf.distribute.in_cross_replica_context()``: True inside a strategy's scope and
     outside its replica functions (False without a strategy, as in TF)."""

@@ -18,6 +18,7 @@ import numpy as _np
 import tnp
 from tnp.extend import array_module, device_of, is_floating as _is_floating, wrap
 
+from ..utils.lazy import LazyModule
 from ..utils.naming import snake_case
 from ..utils.serialization import deserialize_keras_object, get_object, serialize_keras_object
 from . import functions as _f
@@ -31,6 +32,8 @@ from .functions import (  # noqa: F401  (the function forms and TF 2.4's aliases
     kullback_leibler_divergence, log_cosh, logcosh, mae, mape, mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
     mean_squared_logarithmic_error, mse, msle, poisson, sparse_categorical_crossentropy,
     squared_hinge)
+
+_distribute_lib = LazyModule("tnp_train.distribute.distribute_lib")
 
 __all__ = ["Reduction", "Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError",
            "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "Huber", "LogCosh",
@@ -72,7 +75,33 @@ class Loss:
     def __call__(self, y_true, y_pred, sample_weight=None):
         return self._reduce(self.call(y_true, y_pred), sample_weight)
 
+    # compile's losses container sets this on the losses it holds (as TF's does): Model.fit
+    # scales their per-replica means for the all-reduce itself
+    _allow_sum_over_batch_size = False
+
+    def _get_reduction(self):
+        """The reduction to apply; TF's refusal of a per-replica mean under a strategy.
+
+        Outside compile's losses, a mean over each replica's rows, differentiated and summed
+        across N replicas by the all-reduce, gives N times the gradient of the global batch's
+        mean: the doubled gradient TF 2.4 raises for, and so does this."""
+        reduction = self.reduction
+        if reduction in ("auto", "sum_over_batch_size") and not self._allow_sum_over_batch_size:
+            strategy = _distribute_lib.get_strategy_if_any()
+            if strategy is not None:
+                raise ValueError(
+                    f"{self.name}: reduction={reduction!r} is a mean over each replica's rows, "
+                    f"and under {type(strategy).__name__} ({strategy.num_replicas_in_sync} "
+                    f"replica(s)) the replicas' gradients are summed, which would scale the "
+                    f"gradient by the number of replicas. Outside the losses given to "
+                    f"Model.compile for fit/evaluate, use reduction='none' and "
+                    f"tt.nn.compute_average_loss(per_example_loss, global_batch_size=...) (or "
+                    f"reduction='sum' divided by the global batch size), as TF requires "
+                    f"(see docs/distributed.md)")
+        return reduction
+
     def _reduce(self, per, sample_weight):
+        reduction = self._get_reduction()
         per = per if isinstance(per, tnp.ndarray) else tnp.asarray(per)
         if not _is_floating(per.dtype):
             per = per.astype("float32")
@@ -80,9 +109,9 @@ class Loss:
             dev = device_of(per)
             per = per * wrap(broadcast_weights(self.name, sample_weight, per.shape, per.dtype,
                                                device=dev), dev)
-        if self.reduction == "none":
+        if reduction == "none":
             return per
-        if self.reduction == "sum" or per.size == 0:
+        if reduction == "sum" or per.size == 0:
             return tnp.sum(per)
         return tnp.mean(per)
 
@@ -134,6 +163,7 @@ class LossFunctionWrapper(Loss):
         y_pred = y_pred if isinstance(y_pred, tnp.ndarray) else tnp.asarray(y_pred)
         if not _is_floating(y_pred.dtype):
             y_pred = y_pred.astype("float32")
+        reduction = self._get_reduction()
         labels, bad = _f.sparse_labels(self.name, y_true, y_pred, axis)
         xp = array_module(y_pred)
         valid = None if ignore_class is None else labels != ignore_class
@@ -142,9 +172,9 @@ class LossFunctionWrapper(Loss):
         weights = None if sample_weight is None else \
             broadcast_weights(self.name, sample_weight, labels.shape, ct, device=device_of(y_pred))
         if valid is None:
-            divisor = _divisor(self.reduction, labels.size)
-        elif self.reduction in ("none", "sum"):
-            divisor = _divisor(self.reduction, 0)
+            divisor = _divisor(reduction, labels.size)
+        elif reduction in ("none", "sum"):
+            divisor = _divisor(reduction, 0)
         else:
             # Keras 3: ignored entries don't count; their number stays on the device
             count = valid.sum()
@@ -153,6 +183,7 @@ class LossFunctionWrapper(Loss):
                             weights=weights, divisor=divisor, valid=valid, bad=bad)
 
     def _xent(self, y_true, y_pred, sample_weight, from_logits=False, label_smoothing=0.0, axis=-1):
+        reduction = self._get_reduction()
         ls = _f._check_smoothing(self.name, label_smoothing)
         y_pred = y_pred if isinstance(y_pred, tnp.ndarray) else tnp.asarray(y_pred)
         if not _is_floating(y_pred.dtype):
@@ -168,7 +199,7 @@ class LossFunctionWrapper(Loss):
             broadcast_weights(self.name, sample_weight, per_shape, ct, device=device_of(y_pred))
         return crossentropy(y_pred, y_true, sparse=False, from_logits=from_logits, axis=axis,
                             smoothing=ls, weights=weights,
-                            divisor=_divisor(self.reduction, int(_np.prod(per_shape))))
+                            divisor=_divisor(reduction, int(_np.prod(per_shape))))
 
     def get_config(self):
         return {**super().get_config(), **self._fn_kwargs}

@@ -150,11 +150,14 @@ def _add_n(values):
 def _as_loss(fn):
     """A ``Loss`` object (a function form is wrapped, so sample weights and the reduction
     apply to it too, as Keras's container does)."""
-    if isinstance(fn, _losses.Loss):
-        return fn
-    if not callable(fn):
-        raise ValueError(f"Loss should be a callable, found: {fn!r}")
-    return _losses.LossFunctionWrapper(fn, name=getattr(fn, "__name__", None))
+    if not isinstance(fn, _losses.Loss):
+        if not callable(fn):
+            raise ValueError(f"Loss should be a callable, found: {fn!r}")
+        fn = _losses.LossFunctionWrapper(fn, name=getattr(fn, "__name__", None))
+    # the container scales a mean-reduced loss for the replicas itself (below), so a strategy
+    # does not refuse it; as TF's container, this marks the object it was given
+    fn._allow_sum_over_batch_size = True
+    return fn
 
 
 class LossesContainer:

@@ -18,16 +18,20 @@ resolver, strategy, coordinator = start(outdir)
 with strategy.scope():
     model = small_mlp()
     optimizer = tt.optimizers.SGD(0.05)
-    loss_fn = tt.losses.SparseCategoricalCrossentropy(from_logits=True)
+    loss_fn = tt.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
 
 
-def train_step(iterator):
-    x, y = next(iterator)
+def replica_fn(batch):                  # TF's tutorial: the step runs under strategy.run
+    x, y = batch
     with tt.GradientTape() as tape:
-        loss = loss_fn(y, model(x, training=True))
+        loss = tt.nn.compute_average_loss(loss_fn(y, model(x, training=True)))
     optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
                                   model.trainable_variables))
     return loss
+
+
+def train_step(iterator):
+    return strategy.run(replica_fn, args=(next(iterator),))
 
 
 def die():

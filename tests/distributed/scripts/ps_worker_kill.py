@@ -35,7 +35,7 @@ with strategy.scope():
     else:
         model = small_mlp()
     optimizer = tt.optimizers.SGD(0.05)
-    loss_fn = tt.losses.SparseCategoricalCrossentropy(from_logits=True)
+    loss_fn = tt.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
     counter = tt.Variable(0.0, name="attempts_counter")
 
 
@@ -53,7 +53,7 @@ def train_step(iterator):
         counter.assign_add(1.0)
         x, y = batch
         with tt.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
+            loss = tt.nn.compute_average_loss(loss_fn(y, model(x, training=True)))
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
         return loss
