@@ -18,12 +18,21 @@ def test_only_the_chief_prints_and_writes(mpirun, tmp_path):
     assert "Epoch 2/2" in chief["printed"] and "saving model to" in chief["printed"]
     assert other["printed"] == ""
     # ModelCheckpoint twice + model.save; BackupAndRestore twice; model.save_weights once
-    assert chief["counts"] == {"save_model": 3, "save": 2, "save_weights": 1}
+    assert chief["counts"] == {"save_model": 5, "save": 2, "save_weights": 1}
     assert other["counts"] == {}
     rows = (tmp_path / "log.csv").read_text().splitlines()
     assert rows[0] == "epoch,accuracy,loss" and len(rows) == 3
     assert (tmp_path / "ckpt-2").exists() and (tmp_path / "final").exists()
     assert not (tmp_path / "backup").exists()     # deleted by the chief at the end
+    # save returns on every worker once the chief's write is done: loading it at once works
+    assert chief["loaded_same"] and other["loaded_same"]
+    # the chief's failed write: its own error there, a RuntimeError naming it elsewhere
+    assert len(chief["errors"]) == 2 and all(e.startswith(("NotADirectoryError", "FileExists"))
+                                             for e in chief["errors"]), chief["errors"]
+    assert len(other["errors"]) == 2 and all(
+        e.startswith("RuntimeError: model.save: the chief (worker 0) failed to write")
+        for e in other["errors"]), other["errors"]
+    assert chief["after"] == other["after"]
 
 
 def test_a_relaunched_job_resumes_where_the_killed_one_stopped(mpirun, tmp_path):

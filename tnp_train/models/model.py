@@ -96,18 +96,19 @@ class Model(Trainer, Layer):
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None,
              signatures=None, options=None, save_traces=True):
         """Config (JSON) + weights (+ optimizer state) in a directory; no pickle. Under a
-        multi-worker strategy only the chief (worker 0) writes."""
+        multi-worker strategy every worker calls it (as TF requires), only the chief (worker
+        0) writes, and every worker returns once the chief's write has ended."""
         from ..checkpoint.saving import save_model
-        from ..trainers.distributed import chief_only
-        with chief_only(self) as writes:
-            return save_model(self, filepath, overwrite=overwrite,
-                              include_optimizer=include_optimizer) if writes else None
+        from ..trainers.distributed import chief_writes
+        return chief_writes(self, "model.save", lambda: save_model(
+            self, filepath, overwrite=overwrite, include_optimizer=include_optimizer))
 
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
         from ..checkpoint.saving import save_weights
-        from ..trainers.distributed import chief_only
-        with chief_only(self) as writes:     # under a multi-worker strategy: the chief writes
-            return save_weights(self, filepath, overwrite=overwrite) if writes else None
+        from ..trainers.distributed import chief_writes
+        # under a multi-worker strategy: the chief writes, every worker returns once it has
+        return chief_writes(self, "model.save_weights",
+                            lambda: save_weights(self, filepath, overwrite=overwrite))
 
     def load_weights(self, filepath, by_name=False, skip_mismatch=False, options=None):
         from ..checkpoint.saving import load_weights

@@ -8,7 +8,7 @@ import contextlib
 from ..autodiff import VariableSynchronization
 from ..distribute import distribute_lib
 
-__all__ = ["model_strategy", "is_chief", "chief_only", "wait_for_chief", "strategy_scope", "num_replicas",
+__all__ = ["model_strategy", "is_chief", "chief_only", "chief_writes", "wait_for_chief", "strategy_scope", "num_replicas",
            "batch_rows", "install_gradient_aggregator", "check_variables_in_scope"]
 
 
@@ -77,6 +77,35 @@ def chief_only(model):
         not distribute_lib.in_on_read_values() else contextlib.nullcontext()
     with combine, distribute_lib.local_only():
         yield s.extended.should_checkpoint
+
+
+def chief_writes(model, what, write):
+    """``model.save``/``save_weights``: ``write()`` runs on the chief only (its result is
+    returned there, None elsewhere), and under a multi-worker strategy every worker returns
+    only when the chief's write has ended, so that what it wrote can be read next on any worker
+    (TF's multi-worker tutorial loads the chief's model right after every worker saved). Every
+    worker makes the call, as TF requires; a write that failed on the chief raises there and
+    a RuntimeError naming it on the others. Inside a block only the chief runs (a callback's
+    write), the write just runs."""
+    s = model_strategy(model)
+    if s is None or s.extended._num_workers == 1 or distribute_lib.in_local_only_block():
+        with chief_only(model) as writes:
+            return write() if writes else None
+    result = error = None
+    with chief_only(model) as writes:
+        if writes:
+            try:
+                result = write()
+            except BaseException as e:   # noqa: BLE001 -- told to every worker, then raised
+                error = e
+    comm = s.extended._comm
+    failure = comm.broadcast_object(
+        None if error is None else f"{type(error).__name__}: {error}", root=0)
+    if error is not None:
+        raise error
+    if failure is not None:
+        raise RuntimeError(f"{what}: the chief (worker 0) failed to write: {failure}")
+    return result
 
 
 def wait_for_chief(model):

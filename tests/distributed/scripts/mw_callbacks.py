@@ -5,9 +5,11 @@ worker restores a backup, so a relaunched job resumes where the killed one stopp
 Usage: ``mpiexec -n N python mw_callbacks.py OUT_DIR MODE`` where MODE is
 
 * ``writes``: ``fit`` (verbose=1, 2 epochs) with ModelCheckpoint, CSVLogger and
-  BackupAndRestore, then ``model.save`` and ``model.save_weights`` on every rank; each rank
-  writes ``OUT_DIR/<rank>.json`` with what it printed during ``fit`` and how many times it
-  called each writer;
+  BackupAndRestore, then ``model.save`` on every rank followed at once by ``load_model`` of
+  what the chief wrote, ``model.save_weights``, and twice a ``model.save`` that fails on the
+  chief; each rank writes ``OUT_DIR/<rank>.json`` with what it printed during ``fit``, how many
+  times it called each writer, whether the loaded model equals its own, the save errors it got
+  and an ``evaluate`` run afterwards;
 * ``crash``: ``fit`` for 4 epochs with BackupAndRestore(OUT_DIR/backup) that raises at the end
   of epoch 1 (after the backup): the job ends with an error;
 * ``resume``: the same ``fit`` again, uninterrupted: it resumes at epoch 2; each rank writes
@@ -77,9 +79,23 @@ def main():
         with contextlib.redirect_stdout(printed):
             model.fit(x, y, batch_size=32, epochs=2, verbose=1, callbacks=cbs)
         model.save(f"{out_dir}/final")
+        # TF's multi-worker tutorial: every worker saves, then at once loads the chief's model
+        loaded = tt.models.load_model(f"{out_dir}/final")
+        same = all(np.array_equal(a, b) for a, b in zip(loaded.get_weights(), model.get_weights()))
         model.save_weights(f"{out_dir}/final-weights")
+        # a write that fails on the chief raises on every worker, and the job goes on
+        if rank == 0:
+            open(f"{out_dir}/blocker", "w").close()
+        errors = []
+        for _ in range(2):
+            try:
+                model.save(f"{out_dir}/blocker/model" if rank == 0 else f"{out_dir}/tmp-{rank}")
+            except Exception as e:   # noqa: BLE001
+                errors.append(f"{type(e).__name__}: {e}")
+        after = model.evaluate(x, y, batch_size=32, verbose=0)   # collectives still line up
         with open(f"{out_dir}/{rank}.json", "w") as f:
-            json.dump({"printed": printed.getvalue(), "counts": COUNTS}, f)
+            json.dump({"printed": printed.getvalue(), "counts": COUNTS, "loaded_same": same,
+                       "errors": errors, "after": after}, f)
     else:
         backup = f"{out_dir}/{'straight-backup' if mode == 'straight' else 'backup'}"
         model = build(strategy)
