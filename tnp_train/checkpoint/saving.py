@@ -111,7 +111,7 @@ def save_weights(model, filepath, overwrite=True):
         raise FileExistsError(f"save_weights: {filepath} exists (overwrite=False)")
     _unlink_stale_files(os.path.dirname(os.path.abspath(filepath)), tmp_prefix(filepath))
     path = write_graph(_ModelRoot(model), filepath, _weights_metadata(model, "weights"))
-    if not filepath.endswith(_HDF5_SUFFIXES):
+    if not os.fsdecode(filepath).endswith(_HDF5_SUFFIXES):
         # as TF's checkpoint-format save_weights: the directory's latest-checkpoint record names
         # this file, so ``load_weights(tt.train.latest_checkpoint(dir))`` finds the newest one
         # (ModelCheckpoint(save_weights_only=True) saves through here)

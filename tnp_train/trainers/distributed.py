@@ -8,8 +8,9 @@ import contextlib
 from ..autodiff import VariableSynchronization
 from ..distribute import distribute_lib
 
-__all__ = ["model_strategy", "is_chief", "chief_only", "chief_writes", "wait_for_chief", "strategy_scope", "num_replicas",
-           "batch_rows", "install_gradient_aggregator", "check_variables_in_scope"]
+__all__ = ["model_strategy", "is_chief", "chief_only", "chief_writes", "wait_for_chief",
+           "strategy_scope", "num_replicas", "batch_rows", "install_gradient_aggregator",
+           "check_variables_in_scope"]
 
 
 def model_strategy(model):
