@@ -779,6 +779,25 @@ class Layer:
         self.__dict__["_metrics_cache"] = (version, out)
         return list(out)
 
+    @property
+    def submodules(self):
+        """``tf.Module.submodules``: every layer and metric nested in this one (not itself),
+        each once, breadth first; a layer's sub-layers in the order it tracked them, then its
+        metrics. As in tf-keras, the set is what its ``submodules`` holds, except a
+        ``Sequential``'s implicit input layer, which is not an object here."""
+        out, seen = [], {id(self)}
+        queue = [self]
+        while queue:
+            layer = queue.pop(0)
+            d = layer.__dict__
+            for child in (*d.get("_sublayers", ()), *d.get("_metrics", ())):
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    out.append(child)
+                    if isinstance(child, Layer):
+                        queue.append(child)
+        return tuple(out)
+
     # ------------------------------------------------------------------ config
     def get_config(self):
         cfg = {"name": self.name, "trainable": self.trainable,
