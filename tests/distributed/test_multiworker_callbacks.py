@@ -49,3 +49,25 @@ def test_a_relaunched_job_resumes_where_the_killed_one_stopped(mpirun, tmp_path)
         assert list(r["epochs"]) == [2, 3] and list(s["epochs"]) == [0, 1, 2, 3]
         np.testing.assert_array_equal(r["weights"], s["weights"])
         np.testing.assert_array_equal(r["loss"], s["loss"][2:])
+
+
+def test_a_checkpoint_holds_the_jobs_batch_norm_statistics(mpirun, tmp_path):
+    # TF saves a SyncOnReadVariable's aggregated value; each worker wrote its own before
+    import tnp_train as tt
+    job = mpirun("mw_checkpoint_on_read.py", 2, timeout=90, args=(tmp_path,))
+    assert job.returncode == 0 and not job.timed_out, str(job)
+    local = [json.load(open(tmp_path / f"{r}.json")) for r in (0, 1)]
+    for r in local:
+        assert r["before"] == r["after"]            # the local state is put back
+    assert not np.allclose(local[0]["before"], local[1]["before"])
+    job_mean = np.mean([r["before"] for r in local], axis=0)
+
+    def moving_mean(path):
+        keys = [k for k, _ in tt.train.list_variables(str(path)) if "moving_mean" in k]
+        return tt.train.load_variable(str(path), keys[0])
+
+    np.testing.assert_allclose(moving_mean(tmp_path / "w"), job_mean, rtol=1e-6)
+    for r in (0, 1):
+        np.testing.assert_allclose(moving_mean(tmp_path / f"ck{r}"), job_mean, rtol=1e-6)
+        managed = tt.train.latest_checkpoint(str(tmp_path / f"ck-managed-{r}"))
+        np.testing.assert_allclose(moving_mean(managed), job_mean, rtol=1e-6)

@@ -1,11 +1,12 @@
 """``tt.train.Checkpoint``: save and restore an object graph (TF 2.4's ``tf.train.Checkpoint``)."""
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as _np
 
-from ..autodiff import Variable
+from ..autodiff import Variable, VariableSynchronization
 from ..utils import tracing as _tracing
 from . import _graph
 from ._format import CheckpointReader, write_checkpoint_file
@@ -23,9 +24,32 @@ def write_graph(root, path, metadata=None):
     os.makedirs(directory, exist_ok=True)
     if os.path.isdir(path):
         raise IsADirectoryError(f"checkpoint: {path} is a directory; give a file path (prefix)")
-    with _tracing.span("write checkpoint", "checkpoint", path=path):
+    with _tracing.span("write checkpoint", "checkpoint", path=path), _job_on_read_values(root):
         write_checkpoint_file(path, _graph.collect(root), metadata)
     return path
+
+
+@contextlib.contextmanager
+def _job_on_read_values(root):
+    """Under a multi-worker strategy, the ON_READ variables reachable from ``root`` (a
+    BatchNormalization's moving statistics, a metric's totals) hold the job's value while they
+    are written, as TF saves a SyncOnReadVariable's aggregated value: without it each worker
+    wrote its own local statistics. One collective, so every worker must make the call, as in
+    TF. Nothing happens inside a block only the chief runs (``model.save`` under a strategy
+    combined the model's state before it) or one that combined them already."""
+    from ..distribute import distribute_lib as dl   # the strategies sit above checkpoints
+    strategies = [s for s in dl.live_strategies() if getattr(s.extended, "_num_workers", 1) > 1]
+    if not strategies or dl.in_local_only_block() or dl.in_on_read_values():
+        yield
+        return
+    on_read = [o for _, o in _graph.walk(root) if isinstance(o, Variable) and
+               o.synchronization is VariableSynchronization.ON_READ]
+    with contextlib.ExitStack() as stack:
+        for s in strategies:
+            mine = [v for v in on_read if s.extended.variable_created_in_scope(v)]
+            if mine:
+                stack.enter_context(s.extended._on_read_values(mine))
+        yield
 
 
 def read_values(path):
