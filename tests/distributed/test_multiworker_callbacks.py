@@ -67,6 +67,8 @@ def test_a_checkpoint_holds_the_jobs_batch_norm_statistics(mpirun, tmp_path):
         return tt.train.load_variable(str(path), keys[0])
 
     np.testing.assert_allclose(moving_mean(tmp_path / "w"), job_mean, rtol=1e-6)
+    for r in local:                                   # get_weights: TF's cross-replica read
+        np.testing.assert_allclose(r["get_weights"], job_mean, rtol=1e-6)
     for r in (0, 1):
         np.testing.assert_allclose(moving_mean(tmp_path / f"ck{r}"), job_mean, rtol=1e-6)
         managed = tt.train.latest_checkpoint(str(tmp_path / f"ck-managed-{r}"))

@@ -1,12 +1,11 @@
 """``tt.train.Checkpoint``: save and restore an object graph (TF 2.4's ``tf.train.Checkpoint``)."""
 from __future__ import annotations
 
-import contextlib
 import os
 
 import numpy as _np
 
-from ..autodiff import Variable, VariableSynchronization
+from ..autodiff import Variable
 from ..utils import tracing as _tracing
 from . import _graph
 from ._format import CheckpointReader, write_checkpoint_file
@@ -29,27 +28,13 @@ def write_graph(root, path, metadata=None):
     return path
 
 
-@contextlib.contextmanager
 def _job_on_read_values(root):
-    """Under a multi-worker strategy, the ON_READ variables reachable from ``root`` (a
-    BatchNormalization's moving statistics, a metric's totals) hold the job's value while they
-    are written, as TF saves a SyncOnReadVariable's aggregated value: without it each worker
-    wrote its own local statistics. One collective, so every worker must make the call, as in
-    TF. Nothing happens inside a block only the chief runs (``model.save`` under a strategy
-    combined the model's state before it) or one that combined them already."""
-    from ..distribute import distribute_lib as dl   # the strategies sit above checkpoints
-    strategies = [s for s in dl.live_strategies() if getattr(s.extended, "_num_workers", 1) > 1]
-    if not strategies or dl.in_local_only_block() or dl.in_on_read_values():
-        yield
-        return
-    on_read = [o for _, o in _graph.walk(root) if isinstance(o, Variable) and
-               o.synchronization is VariableSynchronization.ON_READ]
-    with contextlib.ExitStack() as stack:
-        for s in strategies:
-            mine = [v for v in on_read if s.extended.variable_created_in_scope(v)]
-            if mine:
-                stack.enter_context(s.extended._on_read_values(mine))
-        yield
+    """Under a multi-worker strategy the ON_READ variables reachable from ``root`` (a
+    BatchNormalization's moving statistics) are written with the job's value, as TF saves a
+    SyncOnReadVariable's aggregated value; each worker wrote its own local statistics before.
+    Every worker must make the call, as in TF."""
+    from ..distribute import distribute_lib   # the strategies sit above checkpoints
+    return distribute_lib.job_on_read_values(lambda: [o for _, o in _graph.walk(root)])
 
 
 def read_values(path):

@@ -907,6 +907,29 @@ def _assign_into(a, v):
     a[...] = v
 
 
+@contextlib.contextmanager
+def job_on_read_values(variables):
+    """Under a multi-worker strategy, the ON_READ variables among ``variables()`` (a callable,
+    called only then) hold the job's value inside the block: what TF reads from a
+    SyncOnReadVariable in cross-replica context (BatchNormalization's moving statistics
+    averaged over the workers), for ``get_weights`` and checkpoint writes. One collective, so
+    every worker must run the block, as in TF. Nothing happens without such a strategy, inside
+    a block only some ranks run (the chief's writes, whose ``chief_only`` combined the model's
+    state first) or inside one that combined them already."""
+    strategies = [s for s in live_strategies() if getattr(s.extended, "_num_workers", 1) > 1]
+    if not strategies or in_local_only_block() or in_on_read_values():
+        yield
+        return
+    on_read = [v for v in variables() if isinstance(v, Variable) and
+               v.synchronization is VariableSynchronization.ON_READ]
+    with contextlib.ExitStack() as stack:
+        for s in strategies:
+            mine = [v for v in on_read if s.extended.variable_created_in_scope(v)]
+            if mine:
+                stack.enter_context(s.extended._on_read_values(mine))
+        yield
+
+
 def in_on_read_values():
     """Whether this thread runs inside ``_on_read_values`` (the ON_READ state already holds the
     job's values)."""

@@ -52,6 +52,12 @@ from .keras_tensor import KerasTensor, Node, is_symbolic
 
 __all__ = ["Layer", "InputSpec"]
 
+
+def _job_on_read_values(variables):
+    from ..distribute.distribute_lib import job_on_read_values   # strategies sit above layers
+    return job_on_read_values(variables)
+
+
 _uid_lock = threading.Lock()
 _lock_lock = threading.Lock()     # makes the build lock of a layer that skipped Layer.__init__
 _name_counts: dict = {}
@@ -627,8 +633,12 @@ class Layer:
             yield from s._flatten_layers(True)
 
     def get_weights(self):
-        """The weights' values as NumPy arrays, in ``weights`` order."""
-        return [w.numpy() for w in self.weights]
+        """The weights' values as NumPy arrays, in ``weights`` order. Under a multi-worker
+        strategy an ON_READ weight (BatchNormalization's moving statistics) gives the job's
+        value, as TF's cross-replica read does (one collective: every worker calls it)."""
+        weights = self.weights
+        with _job_on_read_values(lambda: weights):
+            return [w.numpy() for w in weights]
 
     def set_weights(self, weights):
         """Assign values (NumPy or tnp arrays, in ``weights`` order); shapes must match."""

@@ -7,7 +7,8 @@ Usage: ``mpiexec -n N python mw_checkpoint_on_read.py OUT_DIR``: every rank trai
 its own (so the ranks' statistics differ), writes ``OUT_DIR/ck<rank>`` with
 ``Checkpoint.write`` and ``OUT_DIR/ck-managed-<rank>/`` with a ``CheckpointManager``, the chief
 writes ``OUT_DIR/w`` with ``save_weights``; each rank records its local moving mean before and
-after, in ``OUT_DIR/<rank>.json``.
+after, and the moving mean ``model.get_weights()`` gives (the job's, as TF's cross-replica
+read), in ``OUT_DIR/<rank>.json``.
 """
 import json
 import os
@@ -38,7 +39,8 @@ def main():
     tt.train.CheckpointManager(checkpoint, os.path.join(out_dir, f"ck-managed-{rank}"),
                                max_to_keep=1).save()
     with open(os.path.join(out_dir, f"{rank}.json"), "w") as f:
-        json.dump({"before": before, "after": bn.moving_mean.numpy().tolist()}, f)
+        json.dump({"before": before, "after": bn.moving_mean.numpy().tolist(),
+                   "get_weights": model.get_weights()[2].tolist()}, f)
     print(f"[rank {rank}] ALL OK", flush=True)
 
 
