@@ -915,10 +915,11 @@ def job_on_read_values(variables):
     averaged over the workers), for ``get_weights`` and checkpoint writes. One collective, so
     every worker must run the block, as in TF. Nothing happens without such a strategy, inside
     a block only some ranks run (the chief's writes, whose ``chief_only`` combined the model's
-    state first) or inside one that combined them already."""
+    state first), inside one that combined them already, or in a replica function."""
     strategies = [s for s in live_strategies() if getattr(s.extended, "_num_workers", 1) > 1]
-    if not strategies or in_local_only_block() or in_on_read_values():
-        yield
+    if not strategies or in_local_only_block() or in_on_read_values() or \
+            (has_strategy() and not in_cross_replica_context()):
+        yield       # (in a replica function a read is the replica's own, as in TF)
         return
     on_read = [v for v in variables() if isinstance(v, Variable) and
                v.synchronization is VariableSynchronization.ON_READ]
