@@ -81,14 +81,6 @@ DIFFERENCES = {
     "numpy.recarray": ("NumPy's class (CPU)", "arrays"),
     "numpy.isscalar": ("True for a tnp.Scalar (numpy.isscalar says False)", "scalars"),
     "numpy.generic": ("reductions return tnp.Scalar, not a numpy.generic", "scalars"),
-    "numpy.zeros_like": ("a subclass instance gives a tnp.ndarray", "subclasses-of-tnpndarray"),
-    "numpy.ones_like": ("a subclass instance gives a tnp.ndarray", "subclasses-of-tnpndarray"),
-    "numpy.empty_like": ("a subclass instance gives a tnp.ndarray", "subclasses-of-tnpndarray"),
-    "numpy.full_like": ("a subclass instance gives a tnp.ndarray", "subclasses-of-tnpndarray"),
-    "numpy.concatenate": ("keeps a subclass of tnp.ndarray", "subclasses-of-tnpndarray"),
-    "numpy.stack": ("keeps a subclass of tnp.ndarray", "subclasses-of-tnpndarray"),
-    "numpy.where": ("keeps a subclass of tnp.ndarray", "subclasses-of-tnpndarray"),
-    "numpy.copy": ("keeps a subclass of tnp.ndarray", "subclasses-of-tnpndarray"),
     "numpy.random.seed": ("GPU: module-level streams are cupy.random's", "on-a-gpu"),
     "numpy.random.Generator": ("GPU: draws NumPy's stream on the host, then copies",
                                "on-a-gpu"),
@@ -554,18 +546,17 @@ KNOWN_DIFFERENCES = {
                "`isinstance(s, float)`, `isinstance(s, numpy.generic)` and `numpy.isscalar(s)` "
                "are False, `json.dumps` needs `float(s)`, and `type(s)(v)` is a tnp.Scalar. "
                "Calling a scalar type (`np.float32(1)`) gives NumPy's scalar.",
-    "Arrays": "`tnp.ndarray` is not a subclass of `numpy.ndarray`; `x.base` is a new wrapper "
-              "each time; `ndarray.dump` refuses to write a pickle; `matrix`, `memmap`, "
+    "Arrays": "`tnp.ndarray` is not a subclass of `numpy.ndarray` (identity and `.base` are "
+              "NumPy's); `ndarray.dump` refuses to write a pickle; `matrix`, `memmap`, "
               "`recarray` are NumPy's classes living on the CPU.",
     "Warnings and errors": "NumPy's warnings carry tnp's file and line, so a warning shown "
                            "once per place appears once where NumPy shows it per line of the "
                            "program; error messages are NumPy's, with a note naming the tnp "
                            "operation.",
-    "Subclasses of `tnp.ndarray`": "kept by more functions than NumPy keeps them "
-                                   "(`concatenate`, `stack`, `where`, ...); the `*_like` "
-                                   "functions return `tnp.ndarray`; a subclass's "
-                                   "`__array_ufunc__` is called by ufuncs and operators but not "
-                                   "by tnp's reductions, and `__array_wrap__` is not called.",
+    "Subclasses of `tnp.ndarray`": "which results are of the subclass is NumPy's answer, call "
+                                   "by call; a subclass's `__array_ufunc__` is called by ufuncs "
+                                   "and operators but not by tnp's reductions, and "
+                                   "`__array_wrap__` is not called.",
     "On a GPU": "functions CuPy lacks run on the host (with a warning); bfloat16 support depends "
                 "on CuPy; module-level random streams are CuPy's; numbers can differ in the "
                 "last bits; work is asynchronous.",

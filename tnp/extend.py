@@ -25,7 +25,7 @@ import numpy as _np
 from ._core import backend as _backends
 from ._core.dtypes import dtype_from_name as _dtype_from_name
 from ._core.ndarray import (
-    ndarray as _ndarray, _new, bump_version as _bump, version_of as _version_of,
+    ndarray as _ndarray, _BASEW, _new, bump_version as _bump, version_of as _version_of,
     wrap as _wrap,
 )
 from ._core.devices import Device, device as _device, get_default_device
@@ -95,6 +95,7 @@ def set_backend_array(x, a):
     rebind their buffer, such as a variable restored from a checkpoint)."""
     _need(x, "set_backend_array")
     x._a = a
+    _BASEW.__set__(x, None)   # what it was a view of, it no longer is
 
 
 def array_module(x=None):

@@ -33,6 +33,8 @@ typedef struct {
     PyObject_HEAD
     PyObject *a;    /* the backend array */
     PyObject *dev;  /* its tnp device */
+    PyObject *basew;    /* what `.base` answers: the tnp array this one is a view of, once known
+                         * (NULL or None until then); see link_base */
 } ArrayBase;
 
 static PyTypeObject *nd_type = NULL;      /* tnp.ndarray */
@@ -84,6 +86,7 @@ base_traverse(ArrayBase *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->a);
     Py_VISIT(self->dev);
+    Py_VISIT(self->basew);
     return 0;
 }
 
@@ -92,6 +95,7 @@ base_clear(ArrayBase *self)
 {
     Py_CLEAR(self->a);
     Py_CLEAR(self->dev);
+    Py_CLEAR(self->basew);
     return 0;
 }
 
@@ -116,6 +120,107 @@ wrap_new(PyObject *r, PyObject *dev)
     Py_XINCREF(dev);
     o->dev = dev;
     return (PyObject *)o;
+}
+
+/* ---- views' `.base` (issue 28): a view made of tnp array `src` answers `.base` with `src` itself
+ * (or with the array `src` is a view of), the same object every time, kept alive by the view, as
+ * NumPy's `.base` keeps its array. Linked when the view is made: a few pointer comparisons on the
+ * backend arrays' own base fields, no dictionary. */
+static PyObject *str_base = NULL;
+
+/* NumPy's base of host array `a` (a borrowed pointer, valid while `a` lives), or NULL. */
+static inline PyObject *
+host_base(PyObject *a)
+{
+    if (layout_ok)
+        return ((np_array_head *)a)->base;
+    PyObject *b = PyObject_GetAttr(a, str_base);
+    if (b == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_DECREF(b);   /* `a` holds it */
+    return b == Py_None ? NULL : b;
+}
+
+#define BASEW(o) (((ArrayBase *)(o))->basew != NULL && ((ArrayBase *)(o))->basew != Py_None ? \
+                  ((ArrayBase *)(o))->basew : NULL)
+
+/* Whether tnp array `w` (exactly tnp.ndarray or a subclass, on the host) owns its memory in
+ * NumPy's sense: neither its backend array nor the wrapper itself is a view. */
+static inline int
+owns_memory(PyObject *w)
+{
+    return BASEW(w) == NULL && host_base(((ArrayBase *)w)->a) == NULL;
+}
+
+/* The tnp array `w.base` answers with (new reference), made and kept on `w` the first time; NULL
+ * without an error where C does not decide (a base that is not a plain NumPy array). */
+static PyObject *
+base_wrapper(PyObject *w)
+{
+    PyObject *bw = BASEW(w);
+    if (bw != NULL) {
+        Py_INCREF(bw);
+        return bw;
+    }
+    PyObject *b = host_base(((ArrayBase *)w)->a);
+    if (b == NULL || Py_TYPE(b) != np_ndarray || nd_type == NULL)
+        return NULL;
+    Py_INCREF(b);
+    bw = wrap_new(b, ((ArrayBase *)w)->dev);
+    if (bw == NULL)
+        return NULL;
+    Py_INCREF(bw);
+    Py_XSETREF(((ArrayBase *)w)->basew, bw);
+    return bw;
+}
+
+/* `o` (a new tnp array) was made of tnp array `src` by an operation: where `o` is a view of
+ * `src` (its backend array is `src`'s, or its NumPy base is `src`'s array or that array's base),
+ * set what `o.base` answers as NumPy sets a view's base: `src`, collapsed through arrays that do
+ * not own their memory while they are of `o`'s own type. Returns 1 if linked, 0 if `o` is not a
+ * view of `src` (or C leaves it to Python), -1 on error. */
+static int
+link_base(PyObject *o, PyObject *src)
+{
+    PyObject *r = ((ArrayBase *)o)->a, *sa = ((ArrayBase *)src)->a;
+    if (r == NULL || sa == NULL || Py_TYPE(r) != np_ndarray || Py_TYPE(sa) != np_ndarray)
+        return 0;
+    PyObject *b = host_base(r);
+    if (!(r == sa || (b != NULL && (b == sa || b == host_base(sa)))))
+        return 0;
+    PyObject *w = src;
+    Py_INCREF(w);
+    while (!owns_memory(w)) {
+        PyObject *next = base_wrapper(w);
+        if (next == NULL) {
+            if (PyErr_Occurred()) {
+                Py_DECREF(w);
+                return -1;
+            }
+            break;
+        }
+        if (Py_TYPE(next) != Py_TYPE(o)) {
+            Py_DECREF(next);
+            break;
+        }
+        Py_SETREF(w, next);
+    }
+    Py_XSETREF(((ArrayBase *)o)->basew, w);
+    return 1;
+}
+
+/* A new tnp.ndarray holding `r` (stolen), a view made of `src`: linked as above. */
+static PyObject *
+wrap_view(PyObject *r, PyObject *src)
+{
+    PyObject *o = wrap_new(r, ((ArrayBase *)src)->dev);
+    if (o != NULL && host_base(r) != NULL && link_base(o, src) < 0) {
+        Py_DECREF(o);
+        return NULL;
+    }
+    return o;
 }
 
 static inline int
@@ -210,6 +315,7 @@ scalar_dealloc(PyObject *self)
         PyObject_ClearWeakRefs(self);
     Py_CLEAR(((ArrayBase *)self)->a);
     Py_CLEAR(((ArrayBase *)self)->dev);
+    Py_CLEAR(((ArrayBase *)self)->basew);
     if (SCALAR_FREE_MAX > 1 && t == scalar_type && n_scalar_free < SCALAR_FREE_MAX)
         scalar_free[n_scalar_free++] = self;
     else
@@ -221,10 +327,12 @@ scalar_dealloc(PyObject *self)
  * a view, a Scalar, or NULL without an error when the Python path must decide (object arrays,
  * whose elements are returned as they are, strings, records, ml_dtypes). */
 static PyObject *
-wrap_element(PyObject *r, PyObject *a, PyObject *dev)
+wrap_element(PyObject *r, PyObject *self)
 {
+    PyObject *a = ((ArrayBase *)self)->a;
     if (Py_TYPE(r) == np_ndarray)
-        return wrap_new(r, dev);
+        return wrap_view(r, self);
+    PyObject *dev = ((ArrayBase *)self)->dev;
     if (layout_ok && scalar_type != NULL && is_numeric_type(Py_TYPE(r)) && NP_KIND(a) != 'O')
         return wrap_scalar(r, dev);
     Py_DECREF(r);
@@ -236,7 +344,7 @@ wrap_element(PyObject *r, PyObject *a, PyObject *dev)
 static inline PyObject *
 read_element(PyObject *self, PyObject *r)
 {
-    return r == NULL ? NULL : wrap_element(r, ((ArrayBase *)self)->a, ((ArrayBase *)self)->dev);
+    return r == NULL ? NULL : wrap_element(r, self);
 }
 
 static PyObject *
@@ -262,7 +370,7 @@ base_get_T(PyObject *self, void *closure)
         if (r == NULL)
             return NULL;
         if (Py_TYPE(r) == np_ndarray)
-            return wrap_new(r, ((ArrayBase *)self)->dev);
+            return wrap_view(r, self);
         Py_DECREF(r);
     }
     if (slow_T == NULL) {
@@ -286,7 +394,7 @@ base_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject 
             PyObject *r = PyObject_VectorcallMethod(str_reshape, stack, nargs + 1, NULL);
             if (r != NULL) {
                 if (Py_TYPE(r) == np_ndarray)
-                    return wrap_new(r, ((ArrayBase *)self)->dev);
+                    return wrap_view(r, self);
                 Py_DECREF(r);
             }
             else {
@@ -404,6 +512,8 @@ static PySequenceMethods base_as_sequence = {
 static PyMemberDef base_members[] = {
     {"_a", T_OBJECT_EX, offsetof(ArrayBase, a), 0, "the backend array"},
     {"_dev", T_OBJECT_EX, offsetof(ArrayBase, dev), 0, "the device"},
+    {"_basew", T_OBJECT, offsetof(ArrayBase, basew), 0,
+     "the tnp array .base answers with, once known (None until then)"},
     {NULL}
 };
 
@@ -528,6 +638,120 @@ wrap_fast(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     return PyObject_Vectorcall(py_wrap_other, args, 2, NULL);
+}
+
+/* wrap_from(r, dev, src): ndarray.wrap_from in C (a method's result): `src` itself where `r` is
+ * its backend array, a view linked to it; anything else through the Python function. */
+static PyObject *py_wrap_from = NULL, *py_wrap_args = NULL;
+
+static PyObject *
+wrap_from_fast(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "wrap_from(r, dev, src) takes 3 arguments");
+        return NULL;
+    }
+    PyObject *r = args[0], *src = args[2];
+    if (nd_type != NULL && Py_TYPE(src) == nd_type && Py_TYPE(r) == np_ndarray &&
+            ((ArrayBase *)src)->dev == args[1]) {
+        if (r == ((ArrayBase *)src)->a) {
+            Py_INCREF(src);
+            return src;
+        }
+        Py_INCREF(r);
+        return wrap_view(r, src);
+    }
+    if (py_wrap_from == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "tnp._speedups: not installed");
+        return NULL;
+    }
+    return PyObject_Vectorcall(py_wrap_from, args, 3, NULL);
+}
+
+/* wrap_args(r, dev, args): ndarray.wrap_args in C (a function's result on the fast path, `args`
+ * the call's positional arguments, a tuple): the argument itself where `r` is an argument's own
+ * backend value, a view linked to the argument it was made of; tuples and lists in Python. */
+static PyObject *
+wrap_args_fast(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "wrap_args(r, dev, args) takes 3 arguments");
+        return NULL;
+    }
+    PyObject *r = args[0], *dev = args[1], *srcs = args[2];
+    if (nd_type != NULL && PyTuple_CheckExact(srcs)) {
+        Py_ssize_t n = PyTuple_GET_SIZE(srcs);
+        if (Py_TYPE(r) == np_ndarray) {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                PyObject *s = PyTuple_GET_ITEM(srcs, i);
+                if (Py_TYPE(s) == nd_type && ((ArrayBase *)s)->a == r) {
+                    Py_INCREF(s);
+                    return s;
+                }
+            }
+            Py_INCREF(r);
+            PyObject *o = wrap_new(r, dev);
+            if (o != NULL && host_base(r) != NULL) {
+                for (Py_ssize_t i = 0; i < n; i++) {
+                    PyObject *s = PyTuple_GET_ITEM(srcs, i);
+                    if (Py_TYPE(s) != nd_type)
+                        continue;
+                    int k = link_base(o, s);
+                    if (k < 0) {
+                        Py_DECREF(o);
+                        return NULL;
+                    }
+                    if (k > 0)
+                        break;
+                }
+            }
+            return o;
+        }
+        if (scalar_type != NULL && is_numeric_type(Py_TYPE(r))) {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                PyObject *s = PyTuple_GET_ITEM(srcs, i);
+                if (Py_TYPE(s) == scalar_type && ((ArrayBase *)s)->a == r) {
+                    Py_INCREF(s);
+                    return s;
+                }
+            }
+            Py_INCREF(r);
+            return wrap_scalar(r, dev);
+        }
+    }
+    if (py_wrap_args == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "tnp._speedups: not installed");
+        return NULL;
+    }
+    return PyObject_Vectorcall(py_wrap_args, args, 3, NULL);
+}
+
+/* install_identity(wrap_from, wrap_args): the Python functions the C ones hand the rest to. */
+static PyObject *
+install_identity(PyObject *mod, PyObject *args)
+{
+    PyObject *f, *g;
+    if (!PyArg_ParseTuple(args, "OO", &f, &g))
+        return NULL;
+    Py_INCREF(f);
+    Py_XSETREF(py_wrap_from, f);
+    Py_INCREF(g);
+    Py_XSETREF(py_wrap_args, g);
+    Py_RETURN_NONE;
+}
+
+/* link_base(o, src): as ndarray.link_base, for host arrays; whether it linked (None where C
+ * leaves the decision to Python). */
+static PyObject *
+link_base_py(PyObject *mod, PyObject *args)
+{
+    PyObject *o, *src;
+    if (!PyArg_ParseTuple(args, "O!O!", &ArrayBaseType, &o, &ArrayBaseType, &src))
+        return NULL;
+    int k = link_base(o, src);
+    if (k < 0)
+        return NULL;
+    return PyBool_FromLong(k);
 }
 
 /* Call the Python method `name` of type `t` (found in the class dict, as CPython's slot functions
@@ -1250,6 +1474,14 @@ static PyMethodDef module_methods[] = {
      "wrap_other)"},
     {"wrap", (PyCFunction)(void (*)(void))wrap_fast, METH_FASTCALL,
      "wrap(r, dev): ndarray.wrap (a backend result as a tnp value on dev), in C"},
+    {"wrap_from", (PyCFunction)(void (*)(void))wrap_from_fast, METH_FASTCALL,
+     "wrap_from(r, dev, src): ndarray.wrap_from (a method's result, related to its array), in C"},
+    {"wrap_args", (PyCFunction)(void (*)(void))wrap_args_fast, METH_FASTCALL,
+     "wrap_args(r, dev, args): ndarray.wrap_args (a function's result, related to its arguments), in C"},
+    {"install_identity", install_identity, METH_VARARGS,
+     "install_identity(wrap_from, wrap_args): the Python functions for what C leaves"},
+    {"link_base", link_base_py, METH_VARARGS,
+     "link_base(o, src): the C part of ndarray.link_base (host arrays)"},
     {"bump_version", bump_version_fast, METH_O,
      "bump_version(a): ndarray.bump_version (a write into backend array a), in C"},
     {"array_head", array_head, METH_O,
@@ -1300,6 +1532,9 @@ PyInit__speedups(void)
     if (str_hash == NULL || str_iter == NULL || str_setitem == NULL)
         return NULL;
     str_T = PyUnicode_InternFromString("T");
+    str_base = PyUnicode_InternFromString("base");
+    if (str_base == NULL)
+        return NULL;
     str_reshape = PyUnicode_InternFromString("reshape");
     if (str_T == NULL || str_reshape == NULL)
         return NULL;

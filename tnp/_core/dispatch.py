@@ -26,8 +26,9 @@ import numpy as _np
 from . import operators as _operators, state as _state
 from .listeners import PASS
 from .devices import CPU, get_default_device, device as _to_device
+from . import ndarray as _ndmod
 from .ndarray import (
-    Scalar, _gpu_types, _nda, bump_version, device_mismatch, ndarray, wrap, wrap_like,
+    Scalar, _gpu_types, _nda, bump_version, device_mismatch, ndarray, relate, wrap, wrap_like,
     wrap_scalarize, _prefix_error,
 )
 
@@ -71,13 +72,24 @@ def register(name, function, numpy_function, section, kind):
 
 # ---------------------------------------------------------------------------- argument handling
 class _Ctx:
-    __slots__ = ("dev", "name", "template", "first")
+    __slots__ = ("dev", "name", "template", "first", "probes")
 
     def __init__(self, name):
         self.dev = None
         self.name = name
         self.template = None
         self.first = None
+        self.probes = None    # [(probe, tnp subclass instance)], see _SubclassProbe
+
+
+class _SubclassProbe(_nda):
+    """A NumPy subclass with no behaviour of its own. A tnp subclass instance's host array is
+    handed to NumPy as one of these, so that NumPy's own rules decide, call by call, which
+    results are instances of the subclass (``a.sum(0)``, ``np.split(a)``, a 0-d ``a.sum()``,
+    ``zeros_like(a)``), which are plain arrays (``concatenate``, ``np.copy``, ``asarray``) and
+    which are the argument itself (``asanyarray``, ``squeeze`` of nothing)."""
+
+    __slots__ = ()
 
 
 def _mismatch(ctx, d):
@@ -101,9 +113,17 @@ def _unwrap(x, ctx):
             ctx.first = x
         elif ctx.dev is not d:
             _mismatch(ctx, d)
-        if ctx.template is None and type(x) is not ndarray and type(x) is not Scalar \
-                and type(x)._subclass_results:
-            ctx.template = x
+        t = type(x)
+        if t is not ndarray and t is not Scalar and t._subclass_results:
+            a = x._a
+            if type(a) is _nda:
+                p = a.view(_SubclassProbe)
+                if ctx.probes is None:
+                    ctx.probes = []
+                ctx.probes.append((p, x))
+                return p
+            if ctx.template is None:
+                ctx.template = x     # (GPU arrays: results of the subclass, as ufuncs give)
         return x._a
     t = type(x)
     if t is list or t is tuple:
@@ -113,6 +133,10 @@ def _unwrap(x, ctx):
         return x
     if t is dict:
         return {k: _unwrap(v, ctx) for k, v in x.items()}
+    if t is _np.poly1d and isinstance(x.coeffs, ndarray):
+        # NumPy's class built of a tnp array keeps it (``np.poly1d(tnp_array)``); handed to
+        # NumPy as it is, each of NumPy's inner calls on it would dispatch back here
+        return _np.poly1d(_host(_unwrap(x.coeffs, ctx)), variable=x.variable)
     return x
 
 
@@ -184,6 +208,10 @@ def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False, inp
                                                host_ok, inputs), {})
         if r is not PASS:
             return r
+    if not creation:
+        ov = _function_overrides(args, kwargs)
+        if ov:
+            return _override_function(ov, name, np_fn, args, kwargs)
     ctx = _Ctx(name)
     unw = _unwrap_top if creation else _unwrap
     uargs = tuple([unw(a, ctx) for a in args])
@@ -233,14 +261,27 @@ def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False, inp
         _bump_out(out)   # (whatever answered was given the outputs to write)
         if _answered_by_another_library(r):
             return r
-        if isinstance(out, tuple) and any(o is None for o in out):
-            # outputs given as None (``out=(None, o2)``) are the ones NumPy made
-            rs = r if isinstance(r, tuple) else (r,)
-            res = tuple(wrap_scalarize(x, dev) if o is None else o for o, x in zip(out, rs))
-            res = res[0] if len(res) == 1 else res
-        else:
-            res = out if not (isinstance(out, tuple) and len(out) == 1) else out[0]
-    elif ctx.template is not None and not creation:
+        # each output is the array given for it where the backend wrote and returned that one
+        # (outputs given as None, ``out=(None, o2)``, are the ones NumPy made; and a function
+        # that made a new array instead, as NumPy's FFTs do for an ``out`` of another shape,
+        # answers with that array, as NumPy's does, never with the untouched ``out``)
+        outs = out if isinstance(out, tuple) else (out,)
+        rs = r if isinstance(r, tuple) and len(outs) > 1 else (r,)
+        if ctx.probes:
+            res = tuple(o if isinstance(o, ndarray) and _from_probe(x, ctx) is o._a else
+                        _from_probes(x, dev, ctx) for o, x in zip(outs, rs))
+            return res[0] if len(res) == 1 else res
+        res = tuple(o if o is x or isinstance(o, ndarray) and o._a is x else
+                    (wrap_scalarize(x, dev) if not isinstance(o, ndarray) or
+                     not isinstance(x, (_nda, *_gpu_types)) else relate(wrap(x, dev), args))
+                    for o, x in zip(outs, rs))
+        return res[0] if len(res) == 1 else res
+    if ctx.probes:
+        return _from_probes(r, dev, ctx)
+    same = _argument_answered(r, args, creation and name != "asanyarray" and not ukw.get("subok"))
+    if same is not None:
+        return same
+    if ctx.template is not None and not creation:
         res = wrap_like(r, dev, ctx.template) if type(r) is _nda or (_gpu_types and type(r) in _gpu_types) \
             else (wrap(r, dev) if dev.kind == "cpu" else wrap_scalarize(r, dev))
     elif ctx.dev is None and not creation and dev is CPU and (
@@ -256,10 +297,132 @@ def _call(name, np_fn, resolve, args, kwargs, creation=False, host_ok=False, inp
         res = wrap(r, dev)
     else:
         res = wrap_scalarize(r, dev)
-    return res
+    return relate(res, args)
+
+
+def _argument_answered(r, args, converts):
+    """The argument NumPy's call answered with: the tnp array or scalar whose backend value
+    ``r`` is. Host instances of array subclasses are decided through their probes (see
+    _from_probes); a container subclass (a training Variable, whose results are plain arrays)
+    is answered with as NumPy answers with a subclass instance: by every function that returns
+    its input, but not by one that ``converts`` to a plain array (``asarray``,
+    ``ascontiguousarray``: a plain array over its memory, whose ``.base`` is it)."""
+    for a in args:
+        if isinstance(a, ndarray) and a._a is r:
+            t = type(a)
+            if t is ndarray or t is Scalar or not converts:
+                return a
+            return None
+    return None
+
+
+def _from_probe(r, ctx):
+    """The backend value ``r`` stands for: a subclass instance's own array where ``r`` is its
+    probe (so that ``out=`` and identity compare with it)."""
+    for p, src in ctx.probes:
+        if r is p:
+            return src._a
+    return r
+
+
+def _probe_source(r, ctx):
+    """The tnp subclass instance whose memory backend result ``r`` is a view of, or None."""
+    b = r.base
+    while isinstance(b, _nda):
+        for p, src in ctx.probes:
+            if b is p or b is src._a or b is src._a.base:   # (NumPy collapses bases)
+                return src
+        b = b.base
+    return None
+
+
+def _from_probes(r, dev, ctx):
+    """Wrap what NumPy returned for a call given probes (see _SubclassProbe): the subclass
+    instance itself where NumPy answered with its probe; a new instance of the subclass (with
+    ``__array_finalize__`` called with the instance it came from) where NumPy's result is of
+    the probe's class; a plain tnp array otherwise; views linked to what they were made of."""
+    t = type(r)
+    if t is _SubclassProbe or t is _nda:
+        for p, src in ctx.probes:
+            if r is p:
+                return src
+        src = _probe_source(r, ctx)
+        if t is _SubclassProbe:
+            template = src if src is not None else ctx.probes[0][1]
+            o = _ndmod._wrapper(type(template), r.view(_nda), dev)
+        else:
+            o = wrap(r, dev)
+        if src is not None:
+            _ndmod.set_view_base(o, src)
+        if t is _SubclassProbe:
+            o.__array_finalize__(template)
+        return o
+    if t is tuple or t is list:
+        return t([_from_probes(e, dev, ctx) for e in r])
+    if isinstance(r, tuple) and hasattr(r, "_fields"):   # namedtuple results (linalg)
+        return t(*(_from_probes(e, dev, ctx) for e in r))
+    if isinstance(r, _SubclassProbe):                     # (NumPy's own subclasses of it: none)
+        return wrap(r.view(_nda), dev)
+    return wrap(r, dev)
 
 
 _OWN_MODULES = ("numpy", "tnp", "builtins")
+
+
+def _function_overrides(args, kwargs):
+    """Another library's objects among the arguments (inside lists and tuples too) whose type
+    defines ``__array_function__`` (NEP 18: dask, CuPy arrays given beside tnp arrays...), one
+    per type, subclasses before their bases, else left to right, as NumPy orders them. Empty
+    for the calls tnp computes itself."""
+    found = []
+
+    def visit(x):
+        t = type(x)
+        if t is list or t is tuple:
+            for e in x:
+                visit(e)
+            return
+        if t is ndarray or t is Scalar or t is _nda or t is int or t is float or x is None or \
+                isinstance(x, ndarray):
+            return
+        f = getattr(t, "__array_function__", None)
+        if f is None or f is _NUMPY_AF or isinstance(x, (_np.generic, _nda)) or \
+                any(type(y) is t for y in found):
+            return
+        for i, y in enumerate(found):
+            if issubclass(t, type(y)):
+                found.insert(i, x)
+                return
+        found.append(x)
+
+    for a in args:
+        visit(a)
+    if kwargs:
+        for v in kwargs.values():
+            visit(v)
+    return found
+
+
+def _override_function(overriders, name, np_fn, args, kwargs):
+    """NEP 18: hand the call, with the objects the user passed, to each overriding object's
+    ``__array_function__`` in NumPy's order; the first answer that is not NotImplemented wins."""
+    func = np_fn      # the public NumPy function (with its dispatcher), as NumPy passes it
+    types = tuple(dict.fromkeys(
+        [type(x) for x in _flat(args, kwargs) if hasattr(type(x), "__array_function__")]))
+    for x in overriders:
+        r = type(x).__array_function__(x, func, types, args, dict(kwargs or {}))
+        if r is not NotImplemented:
+            return r
+    raise TypeError(f"no implementation found for 'numpy.{name}' on types that implement "
+                    f"__array_function__: {list(types)}")
+
+
+def _flat(args, kwargs):
+    for x in (*args, *(kwargs.values() if kwargs else ())):
+        if type(x) is list or type(x) is tuple:
+            yield from _flat(x, None)
+        else:
+            yield x
 
 
 def _foreign_array_in(args, kwargs):
@@ -445,7 +608,7 @@ def make_function(name, section, numpy_function=None, kind="function", doc_extra
                         return f(*args, **kwargs)
                     _prefix_error(e, name)
                     raise
-                return wrap(r, CPU)
+                return _ndmod.wrap_args(r, CPU, args)   # an argument itself, or a linked view
             return _call(name, np_fn, resolve, args, kwargs)
 
     short = name.rsplit(".", 1)[-1]
@@ -580,11 +743,18 @@ class _UfuncImpl:
         if out is not None and not isinstance(out, tuple):
             kwargs["out"] = (out,)
         for x in overriders:
+            if type(x).__array_ufunc__ is None:   # NumPy refuses such an operand at once
+                raise TypeError(f"operand '{type(x).__name__}' does not support ufuncs "
+                                f"(__array_ufunc__=None)")
+        for x in overriders:
             f = type(x).__array_ufunc__
-            if f is None:
-                continue
-            r = f(x, self._public, method, *args, **kwargs)
+            # a tnp subclass gets tnp's ufunc (its super() call comes back here); another
+            # library gets NumPy's, which is what it knows and compares against
+            u = self._public if isinstance(x, ndarray) else self._np
+            r = f(x, u, method, *args, **kwargs)
             if r is not NotImplemented:
+                if out is not None and not isinstance(x, ndarray):
+                    _bump_out(kwargs["out"])   # another library was given tnp outputs to write
                 return r
         raise TypeError(f"operand type(s) all returned NotImplemented from __array_ufunc__"
                         f"(<ufunc {self._name!r}>, {method!r}, ...): "
@@ -773,15 +943,28 @@ def make_ufunc(name, section="math"):
     return u
 
 
+def _overrides_ufuncs(x):
+    """Whether ``x`` takes part in NEP 13 as an override: a tnp subclass with an
+    ``__array_ufunc__`` of its own, or another library's object with one (xarray, dask, pint,
+    pandas: anything but NumPy's and tnp's own arrays)."""
+    t = type(x)
+    if t is ndarray or t is Scalar or t is _nda or t in _PY_NUMBERS:
+        return False
+    f = getattr(t, "__array_ufunc__", _DEFAULT_AUF)
+    if isinstance(x, ndarray):
+        return f is not _DEFAULT_AUF
+    return f is not _DEFAULT_AUF and f is not _NUMPY_AUF and not isinstance(x, _np.generic)
+
+
 def ufunc_overrides(args, kwargs):
-    """The arguments (inputs and ``out=``) that are instances of tnp subclasses overriding
-    ``__array_ufunc__``, one per class, subclasses before their bases (NumPy's order)."""
+    """The arguments (inputs and ``out=``) that override ``__array_ufunc__`` (see
+    :func:`_overrides_ufuncs`), one per class, subclasses before their bases (NumPy's order).
+    Each is called with the objects the user passed, as NumPy calls them."""
     found = []
     for x in (*args, *_outs_of(kwargs)):
-        if isinstance(x, ndarray):
+        if _overrides_ufuncs(x):
             t = type(x)
-            if t is not ndarray and t is not Scalar and t.__array_ufunc__ is not _DEFAULT_AUF \
-                    and all(type(y) is not t for y in found):
+            if all(type(y) is not t for y in found):
                 for i, y in enumerate(found):
                     if issubclass(t, type(y)):
                         found.insert(i, x)
@@ -799,6 +982,8 @@ def _outs_of(kwargs):
 
 
 _DEFAULT_AUF = ndarray.__array_ufunc__
+_NUMPY_AUF = _nda.__array_ufunc__
+_NUMPY_AF = _nda.__array_function__
 
 
 def numpy_ufunc_to_tnp(np_ufunc):
@@ -837,5 +1022,7 @@ def call_numpy_function(func, types, args, kwargs):
     if f is not None:
         return f(*args, **kwargs)
     name = getattr(func, "__name__", "function")
+    if _function_overrides(args, kwargs):
+        return NotImplemented   # NumPy then calls the other library's, with the user's objects
     impl = getattr(func, "_implementation", func)
     return _call(name, impl, _resolver(name), args, kwargs)

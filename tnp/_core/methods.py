@@ -11,7 +11,7 @@ from . import ndarray as _ndmod
 SAME_AS_FUNCTION = {
     "all": "all", "any": "any", "argmax": "argmax", "argmin": "argmin",
     "argpartition": "argpartition", "argsort": "argsort", "choose": "choose", "clip": "clip",
-    "conj": "conjugate", "conjugate": "conjugate", "cumprod": "cumprod", "cumsum": "cumsum",
+    "cumprod": "cumprod", "cumsum": "cumsum",
     "diagonal": "diagonal", "dot": "dot", "max": "max", "mean": "mean", "min": "min",
     "nonzero": "nonzero", "prod": "prod", "ravel": "ravel", "repeat": "repeat", "round": "round",
     "searchsorted": "searchsorted", "squeeze": "squeeze", "std": "std", "sum": "sum",
@@ -34,6 +34,27 @@ def _method(fname, mname):
 def install():
     for m, f in SAME_AS_FUNCTION.items():
         setattr(ndarray, m, _method(f, m))
+
+    conjugate = REGISTRY["conjugate"].function
+
+    def conj(self):
+        """The complex conjugate; mirrors ``numpy.ndarray.conj``: the array itself for a
+        non-complex dtype (the function ``tnp.conj`` computes, and gives int8 for bool, as
+        NumPy's does)."""
+        if self._a.dtype.kind not in "cO":
+            return self
+        return conjugate(self)
+
+    conj.__qualname__ = "ndarray.conj"
+    ndarray.conj = conj
+
+    def conjugate_method(self):
+        """``a.conjugate()``: as ``a.conj()``; mirrors ``numpy.ndarray.conjugate``."""
+        return conj(self)
+
+    conjugate_method.__name__ = "conjugate"
+    conjugate_method.__qualname__ = "ndarray.conjugate"
+    ndarray.conjugate = conjugate_method
 
     compress = REGISTRY["compress"].function
 

@@ -26,7 +26,8 @@ from . import state as _state
 from .listeners import PASS
 from .devices import CPU, device as _device, get_default_device
 
-__all__ = ["ndarray", "Scalar", "wrap", "unwrap", "to_backend", "bump_version", "version_of"]
+__all__ = ["ndarray", "Scalar", "wrap", "unwrap", "to_backend", "bump_version", "version_of",
+           "wrap_from", "wrap_args", "relate", "link_base", "set_view_base"]
 
 _nda = _np.ndarray
 _generic = _np.generic
@@ -50,8 +51,8 @@ if _speedups is not None:
     _new = _Base.__new__
 else:
     class _Base:
-        """The pure-Python base of :class:`ndarray`: its two fields."""
-        __slots__ = ("_a", "_dev")
+        """The pure-Python base of :class:`ndarray`: its fields (``_basew``: see :func:`link_base`)."""
+        __slots__ = ("_a", "_dev", "_basew")
     _new = object.__new__
 
 SPEEDUPS = _speedups is not None
@@ -140,6 +141,94 @@ def _wrap_other(r, dev):
     return r
 
 
+# ---------------------------------------------------------------------------- identity and views
+# NumPy answers some calls with one of their inputs (``asarray(x) is x``) and makes views whose
+# ``.base`` is the array they were made of. A tnp wrapper is not its backend array, so both are
+# decided here, where a result is wrapped: an operation whose backend result *is* an input's
+# backend value answers with that input itself; a view keeps (in the ``_basew`` field) the tnp
+# array its ``.base`` answers with. Both cost pointer comparisons where the result is made, no
+# dictionary (the C base does the same for the fast paths, in C).
+_BASEW = _Base.__dict__["_basew"]   # set through the slot: Scalar and Variable guard __setattr__
+
+
+def _basew_of(w):
+    return getattr(w, "_basew", None)   # (unset in the pure-Python build until linked)
+
+
+def _owns_memory(w):
+    return _basew_of(w) is None and getattr(w._a, "base", None) is None
+
+
+def link_base(o, src):
+    """If new tnp array ``o`` is a view made of tnp array ``src`` (its backend array is ``src``'s,
+    or its backend base is ``src``'s array or that array's base), make ``o.base`` answer as NumPy
+    sets a view's base: ``src``, collapsed through arrays that do not own their memory while they
+    are of ``o``'s type. Returns whether it linked."""
+    r, sa = o._a, src._a
+    arrays = (_nda, *_gpu_types)
+    if not (isinstance(r, arrays) and isinstance(sa, arrays)):
+        return False
+    b = r.base
+    if not (r is sa or (b is not None and (b is sa or b is sa.base))):
+        return False
+    set_view_base(o, src)
+    return True
+
+
+def set_view_base(o, src):
+    """Make ``o.base`` answer as NumPy's base of a view ``o`` made of ``src``: ``src``, collapsed
+    through arrays that do not own their memory while they are of ``o``'s type."""
+    w = src
+    while not _owns_memory(w):
+        nxt = w.base
+        if not isinstance(nxt, ndarray) or type(nxt) is not type(o):
+            break
+        w = nxt
+    _BASEW.__set__(o, w)
+
+
+def wrap_from(r, dev, src):
+    """Wrap backend result ``r`` of an operation on tnp array ``src`` (a method): ``src`` itself
+    where ``r`` is its backend value, else a new array of ``src``'s kind (``wrap_like``) whose
+    ``.base`` is linked to ``src`` when it is a view. (The C base replaces it with the same
+    function in C.)"""
+    if r is src._a:
+        return src
+    o = wrap(r, dev) if type(src) is ndarray else wrap_like(r, dev, src)
+    if isinstance(o, ndarray) and getattr(r, "base", None) is not None:
+        link_base(o, src)
+    return o
+
+
+def relate(res, args):
+    """A function's wrapped result ``res`` as NumPy relates it to the call's arguments: the
+    argument itself where ``res`` holds an argument's own backend value and is of its type; a
+    view's ``.base`` linked to the argument it was made of. Tuples and lists element-wise."""
+    if isinstance(res, ndarray):
+        ra = res._a
+        for a in args:
+            if isinstance(a, ndarray) and a._a is ra:
+                if type(a) is type(res):
+                    return a
+                link_base(res, a)      # another kind of array over the same memory: a view
+                return res
+        if getattr(ra, "base", None) is not None:
+            for a in args:
+                if isinstance(a, ndarray) and link_base(res, a):
+                    break
+        return res
+    t = type(res)
+    if t is tuple or t is list:
+        return t([relate(e, args) for e in res])
+    return res
+
+
+def wrap_args(r, dev, args):
+    """``relate(wrap(r, dev), args)``: the fast path of a function call (the C base replaces it
+    with the same function in C)."""
+    return relate(wrap(r, dev), args)
+
+
 def wrap_scalarize(r, dev):
     """As :func:`wrap`, but a 0-d GPU result becomes a Scalar (NumPy returns scalars there)."""
     if _gpu_types and type(r) in _gpu_types and r.ndim == 0:
@@ -151,6 +240,8 @@ def wrap_like(r, dev, template):
     """Wrap ``r`` as an instance of ``type(template)`` (ndarray subclasses), as NumPy's
     ``__array_wrap__``/``__array_finalize__`` do."""
     cls = type(template)
+    if type(r) is tuple and cls is not ndarray and cls is not Scalar:   # divmod, frexp, modf
+        return tuple(wrap_like(e, dev, template) for e in r)
     if cls is ndarray or cls is Scalar or not cls._subclass_results or \
             not (type(r) is _nda or (_gpu_types and type(r) in _gpu_types)):
         return wrap_scalarize(r, dev)
@@ -218,8 +309,10 @@ def _shape_arg(shape):
 def _rebuild(data, dev_name, cls, state):
     dev = _device(dev_name)
     o = _wrapper(cls, data if dev.kind == "cpu" else dev.backend.xp.asarray(data), dev)
+    if cls is not ndarray and cls is not Scalar:
+        o.__array_finalize__(None)   # a new instance, as NumPy's unpickling makes one...
     if state:
-        o.__dict__.update(state)
+        o.__dict__.update(state)     # ...then its attributes (which NumPy's would drop)
     return o
 
 
@@ -243,7 +336,7 @@ def _complex_part(name):
             h = _HOOK(name, (self,), {}, get)
             if h is not PASS:
                 return h
-        return wrap_like(getattr(self._a, name), self._dev, self)
+        return wrap_from(getattr(self._a, name), self._dev, self)
 
     def set_(self, value):
         setattr(self._a, name, to_backend(value, self._dev))
@@ -323,11 +416,19 @@ class ndarray(_Base):
 
     @property
     def base(self):
-        """The array this one is a view of (a new wrapper around the same memory), or None."""
-        b = self._a.base
+        """The array this one is a view of, or None; mirrors ``numpy.ndarray.base``: the tnp
+        array the view was made of (collapsed to the one that owns the memory, as NumPy does),
+        the same object each time, kept alive by the view. For a view whose source array is not
+        known (made of a NumPy array) a tnp array over that memory, made once."""
+        w = _basew_of(self)
+        if w is not None:
+            return w
+        b = getattr(self._a, "base", None)
         if b is None or not isinstance(b, (_nda, *_gpu_types)):
             return b
-        return wrap(b, self._dev)
+        w = wrap(b, self._dev)
+        _BASEW.__set__(self, w)
+        return w
 
     device = property(operator.attrgetter("_dev"), doc="The device the array lives on.")
 
@@ -341,8 +442,7 @@ class ndarray(_Base):
             h = _HOOK("transpose", (self,), {}, ndarray._T_py)
             if h is not PASS:
                 return h
-        r = self._a.T
-        return wrap(r, self._dev) if type(self) is ndarray else wrap_like(r, self._dev, self)
+        return wrap_from(self._a.T, self._dev, self)
 
     @property
     def mT(self):
@@ -352,7 +452,7 @@ class ndarray(_Base):
                 return h
         if self._a.ndim < 2:
             raise ValueError(f"matrix transpose with ndim < 2 is undefined (array has shape {self.shape})")
-        return wrap_like(self._a.swapaxes(-1, -2), self._dev, self)
+        return wrap_from(self._a.swapaxes(-1, -2), self._dev, self)
 
     real = _complex_part("real")
     imag = _complex_part("imag")
@@ -381,11 +481,9 @@ class ndarray(_Base):
             r = self._a[key._a]
         else:
             r = self._a[_index_key(key, self._dev)]
-        if type(r) is _nda and type(self) is ndarray:
-            return wrap(r, self._dev)
         if self._a.dtype.kind == "O" and not isinstance(r, (_nda, *_gpu_types)):
             return r  # an element of an object array: the Python object itself, as NumPy returns it
-        return wrap_like(r, self._dev, self)
+        return wrap_from(r, self._dev, self)
 
     def __setitem__(self, key, value):
         if _HOOK is not None:  # an in-place write: a tape refuses it in ``before``
@@ -641,6 +739,8 @@ class ndarray(_Base):
         if cls is Scalar or not cls._subclass_results:
             cls = ndarray
         o = _wrapper(cls, r, self._dev)
+        if r.base is not None:
+            link_base(o, self)
         if cls is not ndarray:
             o.__array_finalize__(self)
         return o
@@ -662,7 +762,7 @@ class ndarray(_Base):
         else:
             s = _shape_arg(shape[0] if len(shape) == 1 else shape)
             r = a.reshape(s, order=order) if copy is None else a.reshape(s, order=order, copy=copy)
-        return wrap(r, self._dev) if type(self) is ndarray else wrap_like(r, self._dev, self)
+        return wrap_from(r, self._dev, self)
 
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
@@ -673,7 +773,7 @@ class ndarray(_Base):
             if h is not PASS:
                 return h
         r = self._a.transpose(axes) if axes else self._a.transpose()
-        return wrap_like(r, self._dev, self)
+        return wrap_from(r, self._dev, self)
 
     def astype(self, dtype, *args, **kwargs):
         """A copy cast to ``dtype``; mirrors ``numpy.ndarray.astype(dtype, order='K',
@@ -765,7 +865,7 @@ class ndarray(_Base):
         bump_version(self._a)
 
     def getfield(self, dtype, offset=0):
-        return wrap_like(self._a.getfield(dtype, offset), self._dev, self)
+        return wrap_from(self._a.getfield(dtype, offset), self._dev, self)
 
     def byteswap(self, inplace=False):
         r = self._a.byteswap(inplace)
@@ -875,6 +975,11 @@ if _speedups is not None and hasattr(_speedups, "patch_slots"):
     # version); the Python ones are kept for the test that compares them
     _wrap_in_python, _bump_version_in_python = wrap, bump_version
     wrap, bump_version = _speedups.wrap, _speedups.bump_version
+    # identity and views' .base (see link_base): the C versions hand what they do not decide
+    # (subclasses, GPU arrays, tuples) to the Python ones, kept for the test that compares them
+    _speedups.install_identity(wrap_from, wrap_args)
+    _wrap_from_in_python, _wrap_args_in_python = wrap_from, wrap_args
+    wrap_from, wrap_args = _speedups.wrap_from, _speedups.wrap_args
     _speedups.patch_slots(ndarray, "array")
     _speedups.patch_slots(Scalar, "scalar")
 

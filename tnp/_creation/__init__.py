@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as _np
 
 from .._core.dispatch import make_functions, composite
-from .._core.ndarray import ndarray, wrap
+from .._core.ndarray import _BASEW, ndarray, wrap
 from .._core.devices import device as _device, get_default_device
 
 SECTION = "creation"
@@ -38,8 +38,14 @@ __all__ += make_functions(FUNCTIONS, SECTION, globals())
 def from_dlpack(x, /, *, device=None, copy=None):
     """tnp.from_dlpack: an array sharing memory with any DLPack producer (NumPy, CuPy, PyTorch)."""
     if isinstance(x, ndarray):
+        # a new array over the same memory: NumPy's from_dlpack never answers with its input,
+        # nor is its result's base the input (a tape records the view, so gradients flow)
         r = x if device is None else x.to_device(device)
-        return r.copy() if copy else r
+        if copy:
+            return r.copy()
+        v = r.view(type=ndarray)     # (a plain array, as NumPy's from a subclass)
+        _BASEW.__set__(v, None)
+        return v
     dev_type, dev_id = x.__dlpack_device__()
     kwargs = {} if copy is None else {"copy": copy}
     if int(dev_type) == 2:  # kDLCUDA

@@ -174,7 +174,9 @@ defvjp_argnum("broadcast_arrays", _broadcast_arrays_vjp)
 def _atleast_vjp(i, ans, *arys, **kw):
     if len(arys) == 1:
         return lambda g: tnp.reshape(g, _shape(arys[0]))
-    return lambda g: tnp.reshape(g[i], _shape(arys[i]))
+    # an array already of the rank is returned itself (NumPy's identity): the tape gives that
+    # slot no cotangent, since its gradient reaches the array directly
+    return lambda g: None if g[i] is None else tnp.reshape(g[i], _shape(arys[i]))
 
 
 defvjp_argnum(("atleast_1d", "atleast_2d", "atleast_3d"), _atleast_vjp)
