@@ -17,7 +17,9 @@ revoked, see ``collective.mpi``); ``fit`` then
    rate stay, each survivor's share grows, so the weights are those of one process on the same
    data;
 4. tells the callbacks (``Callback.on_workers_changed``) and the listeners of
-   :func:`subscribe` the old and new worker counts.
+   :func:`subscribe` the old and new worker counts and the old ranks lost: those the shrink
+   left out, the same list on every survivor (not what each survivor's failure detector had
+   seen, which can be nothing on one told of the death by a peer's revoke).
 
 What is lost is the dead worker's share of the epoch's metric state (its counts of the epoch
 so far). Inputs that can be re-split: arrays, generators, and datasets under
@@ -66,8 +68,9 @@ def is_elastic(strategy):
 
 
 def subscribe(fn):
-    """Call ``fn(old_workers, new_workers, lost)`` whenever an elastic job loses workers;
-    returns a function that unsubscribes."""
+    """Call ``fn(old_workers, new_workers, lost)`` whenever an elastic job loses workers
+    (``lost``: a tuple of the ranks, numbered as before the loss, that are gone); returns a
+    function that unsubscribes."""
     with _lock:
         _listeners.append(fn)
 
@@ -87,15 +90,22 @@ def _broadcast_into(a, comm):
 def recover(strategy, error, variables, applied_here):
     """After ``error`` (a ``CollectiveWorkerLostError``): shrink to the survivors, give every
     survivor the new chief's ``variables``; returns ``(old, new, applied)``, ``applied`` being
-    whether the chief had applied the interrupted step's update."""
+    whether the chief had applied the interrupted step's update. ``error.lost`` becomes the
+    old ranks the shrink left out, so every survivor reports the same ones."""
     ext = strategy.extended
     state = ext._elastic
     old = ext._num_workers
-    ext._rebind_workers(ext._worker_comm.shrink())
+    survivors = ext._worker_comm.shrink()
+    # What this rank detected can be nothing at all (it learnt of the death from a peer's
+    # revoke before its own failure detector saw it) or fewer ranks than died; the shrink is
+    # the same on every survivor. Put in the error, since fit's on_workers_changed logs read it
+    # there.
+    error.lost = tuple(survivors.lost_at_shrink)
+    ext._rebind_workers(survivors)
     new = ext._num_workers
     if new < state.min_workers:
         raise RuntimeError(f"elastic training: {new} worker(s) left after losing "
-                           f"{list(error.lost) or 'a worker'}, fewer than min_workers="
+                           f"{list(error.lost)}, fewer than min_workers="
                            f"{state.min_workers}") from error
     comm = ext._worker_comm
     applied = bool(comm.broadcast_object(bool(applied_here), root=0))

@@ -399,7 +399,7 @@ class Layer:
 
     # ------------------------------------------------------------------ functional API
     def _symbolic_call(self, args, kwargs):
-        from ..autodiff.tape import _local as _tape_local
+        from ..autodiff import paused
         shapes = _shapes(args[0])
         if not self.built or self._building is not None:
             self._maybe_build(shapes)
@@ -419,25 +419,20 @@ class Layer:
         if outputs is None:
             # infer by running on zeros: twice with different sizes for the unknown dimensions,
             # so the output dimensions that follow them come out as None
-            tapes = getattr(_tape_local, "tapes", None) or []
-            paused = [t for t in tapes if t._recording]
-            for t in paused:
-                t._recording = False
-            outer_symbolic = getattr(_ctx, "symbolic", False)
-            _ctx.symbolic = True    # add_metric leaves the metrics' state alone meanwhile
-            try:
-                runs = []
-                for batch, free in ((1, 8), (2, 9)):
-                    concrete = pack_sequence_as((args, kwargs), [
-                        _zeros_for(t, batch, free) if isinstance(t, KerasTensor) else t
-                        for t in flatten((args, kwargs))])
-                    kw = dict(concrete[1])
-                    kw.setdefault("training", False)
-                    runs.append(self(*concrete[0], **kw))
-            finally:
-                _ctx.symbolic = outer_symbolic
-                for t in paused:
-                    t._recording = True
+            with paused():   # probes on zeros, no part of what a tape around this differentiates
+                outer_symbolic = getattr(_ctx, "symbolic", False)
+                _ctx.symbolic = True    # add_metric leaves the metrics' state alone meanwhile
+                try:
+                    runs = []
+                    for batch, free in ((1, 8), (2, 9)):
+                        concrete = pack_sequence_as((args, kwargs), [
+                            _zeros_for(t, batch, free) if isinstance(t, KerasTensor) else t
+                            for t in flatten((args, kwargs))])
+                        kw = dict(concrete[1])
+                        kw.setdefault("training", False)
+                        runs.append(self(*concrete[0], **kw))
+                finally:
+                    _ctx.symbolic = outer_symbolic
             a, b = (flatten(r) for r in runs)
             leaves = [KerasTensor(tuple(None if da != db else da for da, db in zip(x.shape, y.shape)),
                                   x.dtype.name) for x, y in zip(a, b)]

@@ -9,7 +9,7 @@ import pytest
 import tnp
 import tnp_train as tt
 from tnp.extend import backend_array
-from tnp_train.autodiff import tape as tape_mod
+from tnp_train.autodiff import backward as backward_mod, tape as tape_mod
 
 
 def _mlp(seed=0, dtype="float32"):
@@ -150,7 +150,7 @@ def test_a_failing_offer_propagates_and_leaves_no_offer_behind():
     with pytest.raises(RuntimeError, match="no room"):
         tape.gradient(loss, model.trainable_weights, gradient_ready=lambda s, g: None,
                       gradient_destination=destination)
-    assert getattr(tape_mod._local, "destinations", None) is None
+    assert getattr(backward_mod._local, "destinations", None) is None   # the offer is withdrawn
 
 
 def test_gradient_destination_must_be_callable():

@@ -22,7 +22,7 @@ import numpy as _np
 import tnp
 
 from ..registry import defvjp, section
-from .linalg import _const, _einsum_labels, _match, with_keywords
+from ._helpers import _const, _einsum_labels, _match, with_keywords
 
 section("fft")
 

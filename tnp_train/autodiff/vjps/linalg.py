@@ -13,7 +13,7 @@ Conventions (shared with :mod:`.fft` and :mod:`.other`):
   gradients are einsums again.
 * A few rules differentiate a tnp re-statement of the function (``cond``, ``lstsq``,
   ``matrix_power``, ``multi_dot``, ``tensorinv``, ``tensorsolve``) with a nested tape
-  (:func:`vjp_of`); the re-statement is made of operations that have rules, so higher orders
+  (:func:`._helpers.vjp_of`); the re-statement is made of operations that have rules, so higher orders
   work.
 * Decompositions need distinct eigenvalues / singular values (eigh, eig, svd) and full rank
   (svd, qr, pinv, lstsq); at repeated values the gradient is not defined and comes out inf/nan.
@@ -30,17 +30,15 @@ Conventions (shared with :mod:`.fft` and :mod:`.other`):
 """
 from __future__ import annotations
 
-import inspect
-import string
-
 import numpy as _np
 
 import tnp
 from tnp.extend import is_inexact
 
-from ..registry import (VJPS, defvjp, defvjp_argnum, get_rule, no_array_output, nondifferentiable,
-                        section)
-from ..tape import GradientTape, stop_gradient
+from ..registry import defvjp, defvjp_argnum, get_rule, no_array_output, nondifferentiable, section
+from ..tape import stop_gradient
+from ._helpers import (_const, _einsum_labels, _is_complex, _match, _real_dtype, vjp_of,
+                       with_keywords)
 
 section("linalg")
 
@@ -48,35 +46,6 @@ _inf = float("inf")
 
 
 # ============================================================================ small helpers
-def _is_complex(x):
-    return _np.issubdtype(getattr(x, "dtype", _np.asarray(x).dtype), _np.complexfloating)
-
-
-def _real_dtype(x):
-    d = _np.dtype(getattr(x, "dtype", _np.float64))
-    if not is_inexact(d):
-        return _np.dtype(_np.float64)
-    return _np.empty(0, d).real.dtype
-
-
-def _dev(x):
-    return x.device if isinstance(x, tnp.ndarray) else None
-
-
-def _const(a, like):
-    """A constant (untracked) array on ``like``'s device, in ``like``'s real float dtype."""
-    a = _np.asarray(a, dtype=_real_dtype(like))
-    d = _dev(like)
-    return tnp.asarray(a) if d is None else tnp.asarray(a, device=d)
-
-
-def _match(gx, x):
-    """A real input gets the real part of a complex cotangent."""
-    if _is_complex(gx) and not _is_complex(x):
-        return tnp.real(gx)
-    return gx
-
-
 def _T(x):
     return tnp.linalg.matrix_transpose(x)
 
@@ -101,72 +70,6 @@ def _no_complex(name, *xs):
                                       f"real inputs only (got {x.dtype})")
 
 
-def _alias(x):
-    # a recorded identity (a view), so enclosing tapes still connect the alias to ``x``
-    return x.view()
-
-
-def vjp_of(fn, args, argnums, gs):
-    """Cotangents of ``args[i]`` (``i`` in ``argnums``) for ``fn(*args)`` (an array or a list of
-    arrays, aligned with ``gs``; ``None`` entries of ``gs`` are skipped), computed by a nested
-    tape over ``fn``: a rule for a function that ``fn`` re-states in differentiable tnp code.
-    ``argnums`` may address a list argument as ``(i, j)``."""
-    # Each source is replaced by a fresh wrapper of the same data, so an array passed twice
-    # (``multi_dot([a, a])``) gets each position's cotangent once, not the total twice.
-    args = list(args)
-    for a in argnums:
-        if isinstance(a, tuple) and not isinstance(args[a[0]], list):
-            args[a[0]] = list(args[a[0]])
-    srcs = []
-    for a in argnums:
-        x = args[a[0]][a[1]] if isinstance(a, tuple) else args[a]
-        if isinstance(x, tnp.ndarray):
-            x = _alias(x)
-            if isinstance(a, tuple):
-                args[a[0]][a[1]] = x
-            else:
-                args[a] = x
-        srcs.append(x)
-    with GradientTape() as t:
-        for x in srcs:
-            if isinstance(x, tnp.ndarray) and is_inexact(x.dtype):
-                t.watch(x)
-        out = fn(*args)
-    outs = out if isinstance(out, (list, tuple)) else [out]
-    gl = gs if isinstance(gs, (list, tuple)) else [gs]
-    targets, ogs = [], []
-    for o, g in zip(outs, gl):
-        if g is None or o is None or not isinstance(o, tnp.ndarray):
-            continue
-        targets.append(o)
-        ogs.append(g)
-    res = t.gradient(targets, srcs, output_gradients=ogs) if targets else [None] * len(srcs)
-    return [r if r is not None or not isinstance(x, tnp.ndarray)
-            else tnp.zeros(x.shape, dtype=x.dtype, device=x.device)
-            for r, x in zip(res, srcs)]
-
-
-def with_keywords(sections):
-    """Give the rules of ``sections`` keyword versions, by the parameter names of the NumPy
-    function each mirrors, so an array passed by name (``solve(a, b=y)``) gets its gradient."""
-    for name, rule in list(VJPS.items()):
-        if rule.section not in sections or rule.argnum is not None or name not in tnp.REGISTRY:
-            continue
-        try:
-            params = list(inspect.signature(tnp.REGISTRY[name].numpy_function).parameters.values())
-        except (TypeError, ValueError):
-            continue
-        kw = dict(rule.keyword)
-        for i, prm in enumerate(params):
-            if prm.kind is not prm.POSITIONAL_OR_KEYWORD or i >= len(rule.positional):
-                break
-            if rule.positional[i] is not None:
-                kw.setdefault(prm.name, rule.positional[i])
-        section(rule.section)
-        defvjp(name, *rule.positional, **kw)
-
-
-# ============================================================================ einsum
 def _int_label(i):
     if 0 <= i < 26:
         return chr(ord("A") + i)
@@ -429,23 +332,6 @@ def _trace_vjp(g, a, offset, axis1, axis2):
     rest = [labs[i] for i in range(nd) if i not in (axis1, axis2)]
     # the cotangent is g spread along the traced diagonal: out[labs] = g[rest] * E[axis1, axis2]
     return _match(_einsum_labels([g, E], [rest, [labs[axis1], labs[axis2]]], labs), a)
-
-
-def _einsum_labels(ops, ins, out):
-    """``einsum`` with arbitrary hashable labels."""
-    used = {c for labs in ins + [out] for c in labs if isinstance(c, str)}
-    pool = iter(c for c in string.ascii_letters if c not in used)
-    letter = {}
-
-    def L(c):
-        if isinstance(c, str):
-            return c
-        if c not in letter:
-            letter[c] = next(pool)
-        return letter[c]
-
-    subs = ",".join("".join(L(c) for c in labs) for labs in ins) + "->" + "".join(L(c) for c in out)
-    return tnp.einsum(subs, *ops)
 
 
 defvjp("trace", lambda ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None:

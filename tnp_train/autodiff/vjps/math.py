@@ -8,6 +8,10 @@ import tnp
 from tnp.extend import backend_array as _backend, is_inexact, unwrap, wrap
 
 from ..registry import defvjp, nondifferentiable, section
+from ..tape import custom_gradient
+from ._helpers import (_NoValue, _arr, _axes_of, _cj, _expand_to, _extremum_vjp, _full_cotangent,
+                       _host, _on, _sg, _where_mask, _zeros, on_array)
+from .indexing import untake
 
 section("math")
 
@@ -163,10 +167,6 @@ defvjp("matmul", _matmul_x, _matmul_y)
 # first argument: in the tape's convention (the cotangent of z is dL/dRe z - i dL/dIm z, a
 # holomorphic f passes g * f'(z)) that argument's cotangent is the conjugate of the holomorphic
 # one. matvec(A, v) = A @ v conjugates nothing.
-def _cj(x):
-    return tnp.conjugate(x) if _np.iscomplexobj(x) else x
-
-
 def _vecdot_x(ans, x, y, axis=-1, **k):
     return lambda g: _cj(tnp.expand_dims(g, axis) * y)
 
@@ -182,31 +182,6 @@ defvjp("vecmat", lambda ans, v, A, **k: lambda g: _cj(tnp.matmul(A, g[..., None]
        lambda ans, v, A, **k: lambda g: _cj(v)[..., :, None] * g[..., None, :])
 
 # ---------------------------------------------------------------------------- sums and products
-
-
-def on_array(maker):
-    """A reduction's VJP rule that also takes its input as a list of arrays (``tnp.sum([a, b])``,
-    ``tnp.mean([l1, l2])``): the list is made one array for the rule, and the tape gives each
-    element its slice of the gradient."""
-    def rule(ans, x, *args, **kwargs):
-        if isinstance(x, (list, tuple)):
-            x = tnp.asarray(x)
-        return maker(ans, x, *args, **kwargs)
-    rule.__name__ = getattr(maker, "__name__", "rule")
-    return rule
-
-
-def _expand_to(g, x, axis, keepdims):
-    """Broadcast the cotangent of a reduction back to the input's shape."""
-    shape = tuple(x.shape)
-    if axis is None:
-        return tnp.broadcast_to(tnp.reshape(g, (1,) * len(shape)) if len(shape) else g, shape)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    axes = tuple(a % len(shape) for a in axes)
-    if not keepdims:
-        for a in sorted(axes):
-            g = tnp.expand_dims(g, a)
-    return tnp.broadcast_to(g, shape)
 
 
 def _sum_vjp(ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
@@ -329,46 +304,8 @@ nondifferentiable(["signbit", "gcd", "lcm", "bitwise_and", "bitwise_or", "bitwis
 # Rules below build masks and indices from ``stop_gradient`` copies (or on the host): they carry
 # no gradient, so an enclosing tape does not record them. Everything that depends on a
 # differentiated value is written with tnp operations, so gradients of gradients work.
-from ..tape import custom_gradient, stop_gradient  # noqa: E402
-from .indexing import untake  # noqa: E402
-
-section("math")   # importing .indexing set its own section
-
-_NoValue = _np._NoValue
-
-
-def _sg(x):
-    """``x`` as a tnp array that no tape follows (for masks, indices, comparisons)."""
-    return stop_gradient(x) if isinstance(x, tnp.ndarray) else tnp.asarray(x)
-
-
-def _host(x):
-    """A NumPy array with the values of ``x`` (copied from the device if needed)."""
-    return _np.asarray(x)
-
-
-def _on(a, like, dtype=None):
-    """The host array ``a`` as a tnp array on ``like``'s device."""
-    dev = like.device if isinstance(like, tnp.ndarray) else None
-    a = _np.asarray(a) if dtype is None else _np.asarray(a, dtype=dtype)
-    return tnp.asarray(a) if dev is None else tnp.asarray(a, device=dev)
-
-
-def _zeros(x, dtype=None):
-    return tnp.zeros(tuple(x.shape), dtype=dtype or x.dtype,
-                     device=x.device if isinstance(x, tnp.ndarray) else None)
-
-
 def _is_complex(x):
     return _np.issubdtype(getattr(x, "dtype", _np.result_type(x)), _np.complexfloating)
-
-
-def _axes_of(axis, ndim):
-    """``axis`` (None, int or tuple; negative allowed) as a sorted tuple of non-negative ints."""
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis)
-    return tuple(sorted(int(a) % ndim if ndim else 0 for a in axes))
 
 
 def _along(ax, key, ndim):
@@ -376,25 +313,6 @@ def _along(ax, key, ndim):
     return (slice(None),) * ax + (key,) + (slice(None),) * (ndim - ax - 1)
 
 
-def _reduced_count(x, axis, where=True):
-    """The number of elements each output of a reduction over ``axis`` combines: an int, or a
-    constant array (keepdims shape) when a ``where`` mask is given."""
-    if where is True or where is _NoValue or where is None:
-        n = 1
-        for a in _axes_of(axis, x.ndim):
-            n *= x.shape[a]
-        return n
-    w = tnp.broadcast_to(_sg(where), tuple(x.shape))
-    return tnp.sum(w, axis=axis, keepdims=True)
-
-
-def _where_mask(where, x):
-    if where is True or where is _NoValue or where is None:
-        return None
-    return tnp.broadcast_to(_sg(where), tuple(x.shape))
-
-
-# ---------------------------------------------------------------------------- complex parts
 def _angle_vjp(ans, z, deg=False):
     def vjp(g):
         if not _is_complex(z):
@@ -805,39 +723,6 @@ defvjp("interp", _interp_rule("x"), None, _interp_rule("fp"), _interp_rule("left
 
 
 # ---------------------------------------------------------------------------- convolution
-_OFFSETS: dict = {}
-
-
-def _mode_offset(fname, n, m, mode):
-    """Where the ``mode`` output of ``numpy.<fname>`` starts in its 'full' output (NumPy's own
-    conventions, read off once per shape with integer probes)."""
-    key = (fname, n, m, mode)
-    off = _OFFSETS.get(key)
-    if off is None:
-        rng = _np.random.default_rng(1234)
-        ap = rng.integers(1, 1000, n).astype(_np.float64)
-        vp = rng.integers(1, 1000, m).astype(_np.float64)
-        f = getattr(_np, fname)
-        full = f(ap, vp, "full")
-        part = f(ap, vp, mode)
-        k = part.shape[0]
-        off = next(o for o in range(full.shape[0] - k + 1) if _np.array_equal(full[o:o + k], part))
-        _OFFSETS[key] = off
-    return off
-
-
-def _arr(x):
-    return x if isinstance(x, tnp.ndarray) else tnp.asarray(x)
-
-
-def _full_cotangent(g, fname, a, v, mode):
-    n, m = _np.shape(a)[0], _np.shape(v)[0]
-    off = _mode_offset(fname, n, m, mode)
-    if g.shape[0] == n + m - 1:
-        return g
-    return untake(g, slice(off, off + g.shape[0]), (n + m - 1,))
-
-
 def _convolve_rule(which):
     # y = a * v (full): ga_i = sum_k g_k v_{k-i}, gv_j = sum_k g_k a_{k-j} (correlate conjugates
     # its second argument, so complex inputs get conj() first: autograd's convention)
@@ -855,20 +740,6 @@ defvjp("convolve", _convolve_rule(0), _convolve_rule(1))
 # ---------------------------------------------------------------------------- ufunc methods
 # The tape sees ``ufunc.method`` calls under names such as "add.reduce", always as
 # (array,) plus keywords (axis=0 by default) for reduce/accumulate, and (A, B) for outer.
-def _extremum_vjp(ans, x, axis=None, keepdims=False, where=True, nan=False):
-    """max/min-like reductions: the gradient goes to the elements equal to the result, shared
-    equally among ties (as autograd does); all-NaN or empty (``initial``) slices get none."""
-    def vjp(g):
-        xc = _sg(x)
-        hit = xc == _expand_to(_sg(ans), x, axis, keepdims)
-        m = _where_mask(where, x)
-        if m is not None:
-            hit = hit & m
-        cnt = tnp.maximum(tnp.sum(hit, axis=axis, keepdims=True), 1)
-        return _expand_to(g, x, axis, keepdims) * (hit / cnt)
-    return vjp
-
-
 def _reduce_kw(rule):
     def wrapped(ans, x, axis=0, dtype=None, out=None, keepdims=False, initial=_NoValue,
                 where=True):

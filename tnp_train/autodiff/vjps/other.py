@@ -23,8 +23,8 @@ import tnp
 
 from ..registry import defvjp, defvjp_argnum, no_array_output, nondifferentiable, section
 from ..tape import stop_gradient
+from ._helpers import _const, _is_complex, _match, _real_dtype, vjp_of, with_keywords
 from .indexing import untake
-from .linalg import _const, _is_complex, _match, _real_dtype, vjp_of, with_keywords
 
 _INT = "integer output"
 _BOOL = "boolean output"

@@ -15,9 +15,9 @@ import tnp
 from tnp.extend import is_floating, is_inexact
 
 from ..registry import defvjp, nondifferentiable, section
+from ._helpers import (_NoValue, _arr, _axes_of, _cj, _expand_to, _extremum_vjp, _full_cotangent,
+                       _host, _on, _sg, _where_mask, _zeros, on_array)
 from .indexing import untake
-from .math import (on_array, _NoValue, _arr, _axes_of, _cj, _expand_to, _extremum_vjp,
-                   _full_cotangent, _host, _on, _reduced_count, _sg, _where_mask, _zeros)
 
 section("statistics")
 
@@ -26,6 +26,18 @@ builtins_range = range   # rules below take a parameter named ``range``
 
 def _kd(keepdims):
     return False if keepdims is _NoValue or keepdims is None else bool(keepdims)
+
+
+def _reduced_count(x, axis, where=True):
+    """The number of elements each output of a reduction over ``axis`` combines: an int, or a
+    constant array (keepdims shape) when a ``where`` mask is given."""
+    if where is True or where is _NoValue or where is None:
+        n = 1
+        for a in _axes_of(axis, x.ndim):
+            n *= x.shape[a]
+        return n
+    w = tnp.broadcast_to(_sg(where), tuple(x.shape))
+    return tnp.sum(w, axis=axis, keepdims=True)
 
 
 # ---------------------------------------------------------------------------- extrema

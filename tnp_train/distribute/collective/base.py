@@ -47,8 +47,11 @@ class CollectivePeerExitError(CollectiveError):
 
 class CollectiveWorkerLostError(CollectiveError):
     """A peer process died during a collective (``MPI_ERR_PROC_FAILED`` under Open MPI's ULFM):
-    ``lost`` lists the ranks known to be gone. The communicator is revoked on every rank;
-    :meth:`MPICommunicator.shrink` makes one of the survivors."""
+    ``lost`` lists the ranks this rank knows to be gone, which can be none (a rank told by a
+    peer's revoke before its own failure detector saw the death). The communicator is revoked
+    on every rank; :meth:`MPICommunicator.shrink` makes one of the survivors, whose
+    ``lost_at_shrink`` is the complete list, the same on every survivor (elastic training puts
+    it in ``lost``)."""
 
     def __init__(self, message, lost=()):
         super().__init__(message)

@@ -436,6 +436,7 @@ class MPICommunicator(Communicator):
         self._eager_bytes = self.DEFAULT_EAGER_BYTES if eager_bytes is None else int(eager_bytes)
         self._ring_bytes = self.DEFAULT_RING_BYTES if ring_bytes is None else int(ring_bytes)
         self._plans = weakref.WeakSet()  # shared-memory plans, flagged when this rank exits
+        self.lost_at_shrink = ()         # set by the shrink() that made this one
         self._comm = self._dup(base)
         if self.size > 1:
             atexit.register(_at_exit, weakref.ref(self))
@@ -596,17 +597,38 @@ class MPICommunicator(Communicator):
 
     def shrink(self):
         """A new communicator of the surviving ranks (``MPI_Comm_shrink``; ranks renumbered in
-        their old order), with this one's options. Every survivor must call it."""
+        their old order), with this one's options. Every survivor must call it. The new
+        communicator's ``lost_at_shrink`` holds the ranks of this one that are not in it (the
+        same on every survivor)."""
         try:
             self._comm.Revoke()
         except Exception:  # noqa: BLE001 - already revoked
             pass
         survivors = self._comm.Shrink()
         try:
-            return MPICommunicator(comm=survivors, timeout_seconds=self.timeout_seconds,
+            lost = self._left_out_of(survivors)
+            comm = MPICommunicator(comm=survivors, timeout_seconds=self.timeout_seconds,
                                    eager_bytes=self._eager_bytes, ring_bytes=self._ring_bytes)
         finally:
             survivors.Free()
+        comm.lost_at_shrink = lost
+        return comm
+
+    def _left_out_of(self, survivors):
+        """This communicator's ranks that are not in ``survivors`` (its shrink), sorted.
+
+        Taken from the shrink, not from this rank's failure detector: ``MPI_Comm_shrink``
+        agrees on one set of survivors for every rank, whereas a rank that learnt of the death
+        from a peer's revoke may not have seen the dead rank fail itself yet, and
+        ``CollectiveWorkerLostError.lost`` is then empty there."""
+        MPI = _MPI
+        old, new = self._comm.Get_group(), survivors.Get_group()
+        try:
+            where = MPI.Group.Translate_ranks(old, list(range(old.Get_size())), new)
+        finally:
+            old.Free()
+            new.Free()
+        return tuple(r for r, w in enumerate(where) if w == MPI.UNDEFINED)
 
     def abort(self, errorcode=1):
         """``MPI_Abort`` on ``COMM_WORLD``: every process of the job ends."""
