@@ -113,26 +113,40 @@ def end_passive(ref):
 
 
 class _PausedTapes:
-    __slots__ = ("_tapes",)
+    __slots__ = ("_tapes", "_followers")
 
     def __enter__(self):
         tapes = getattr(_local, "tapes", None) or ()
         held = self._tapes = [t for t in tapes if t._recording]
         for t in held:
             t._recording = False
+        # and the tapes that follow their arrays after their block: a custom_gradient body
+        # they recorded besides its custom node was differentiated twice (2x the gradient)
+        followers = self._followers = []
+        for ref in getattr(_local, "passive", None) or ():
+            t = ref()
+            if t is not None and t._passive:
+                t._passive = False
+                followers.append(ref)
         return self
 
     def __exit__(self, *exc):
         for t in self._tapes:
             t._recording = True
+        passive = getattr(_local, "passive", None) or ()
+        for ref in self._followers:
+            t = ref()
+            if t is not None and ref in passive:   # (not if it stopped following meanwhile)
+                t._passive = True
         return False
 
 
 def paused():
     """Context manager: nothing run inside is recorded by the tapes of this thread that are
-    recording in their ``with`` block (``tape.stop_recording()`` for each of them at once). On
-    exit, exception or not, exactly those tapes record again; the tapes already paused stay
-    paused, and blocks nest. Other threads' tapes are not affected."""
+    recording in their ``with`` block (``tape.stop_recording()`` for each of them at once), nor
+    by those following their arrays after their block. On exit, exception or not, exactly those
+    tapes record again; the tapes already paused stay paused, and blocks nest. Other threads'
+    tapes are not affected."""
     return _PausedTapes()
 
 

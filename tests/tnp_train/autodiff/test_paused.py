@@ -107,3 +107,36 @@ def test_a_functional_model_defined_under_a_tape_is_not_recorded():
         loss = tnp.sum(model(x) * 2.0)
     assert [v.name for v in tape.watched_variables()] == [layer.w.name]
     np.testing.assert_allclose(np.asarray(tape.gradient(loss, layer.w)), [2.0, 4.0, 6.0])
+
+
+def test_a_custom_gradient_after_the_block_is_differentiated_once():
+    # a tape that follows its arrays after its block recorded the body of a custom_gradient
+    # as well as its custom node: the gradient came out doubled ([5, 9] for 2x + 1 = [3, 5])
+    @tt.custom_gradient
+    def square(x):
+        return x * x, lambda g: g * 2.0 * x
+
+    x = tnp.array([1.0, 2.0])
+    with tt.GradientTape() as tape:
+        tape.watch(x)
+        y = x * 1.0
+    z = square(y) + y        # after the block: the tape follows y
+    np.testing.assert_allclose(np.asarray(tape.gradient(z, x)), [3.0, 5.0])
+
+
+def test_paused_pauses_and_restores_a_following_tape():
+    x = tnp.array([1.0, 2.0])
+    with tt.GradientTape() as tape:
+        tape.watch(x)
+        y = x * 2.0
+    with paused():
+        w = y * 3.0          # not recorded: no gradient reaches x through w
+    v = y * 5.0              # recorded again after the pause
+    assert tape.gradient(w, x) is None
+    with tt.GradientTape() as tape2:
+        tape2.watch(x)
+        y2 = x * 2.0
+    with paused():
+        pass
+    np.testing.assert_allclose(np.asarray(tape2.gradient(y2 * 5.0, x)), [10.0, 10.0])
+    del v
