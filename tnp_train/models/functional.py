@@ -84,6 +84,18 @@ def _keras_layer_order(flat_in, flat_out):
     return sorted(by_id.values(), key=lambda l: (-layer_depth[id(l)], first_seen[id(l)]))
 
 
+def _one_or_structure(x):
+    """TF's normalisation of a functional model's inputs and outputs: a list of one is its
+    element; any other structure is a copy of itself (a list, tuple or dict)."""
+    if isinstance(x, list) and len(x) == 1:
+        return x[0]
+    if isinstance(x, (list, tuple)):
+        return type(x)(x)
+    if isinstance(x, dict):
+        return dict(x)
+    return x
+
+
 class Functional(Model):
     """``tt.Model(inputs, outputs, name=None)``."""
 
@@ -161,6 +173,18 @@ class Functional(Model):
     @property
     def inputs(self):
         return list(self._flat_inputs)
+
+    @property
+    def input(self):
+        """The model's input tensor(s) in the structure given to the constructor (one tensor
+        for a list of one); mirrors tf.keras's ``Functional.input``, which a model answers
+        whether or not it has been called as a layer (``Model(vgg.input, ...)``)."""
+        return _one_or_structure(self._nested_inputs)
+
+    @property
+    def output(self):
+        """The model's output tensor(s), as ``input``; mirrors tf.keras's ``Functional.output``."""
+        return _one_or_structure(self._nested_outputs)
 
     @property
     def outputs(self):

@@ -228,13 +228,10 @@ class DataHandler:
                                  f"given the same arrays (the global data); (samples, "
                                  f"batch_size, steps) per rank: {dict(enumerate(seen))}")
 
-    @property
-    def steps_per_epoch(self):
-        if self._is_arrays:
-            full = math.ceil(self._n / self.batch_size) if self._n else 0
-            return min(full, self._steps) if self._steps else full
-        if self._steps is not None:
-            return self._steps
+    out_of_data = False     # set when a steps_per_epoch read ran past the end of the data
+
+    def _cardinality(self):
+        """The number of batches of a dataset or sized source, or None (unknown, infinite)."""
         if _is_dataset(self._source) or _is_distributed(self._source):
             c = int(self._source.cardinality())
             return c if c >= 0 else None
@@ -242,6 +239,15 @@ class DataHandler:
             return len(self._source)
         except TypeError:
             return None
+
+    @property
+    def steps_per_epoch(self):
+        if self._is_arrays:
+            full = math.ceil(self._n / self.batch_size) if self._n else 0
+            return min(full, self._steps) if self._steps else full
+        if self._steps is not None:
+            return self._steps
+        return self._cardinality()
 
     def _weights_for(self, batch):
         """The batch with ``class_weight`` turned into sample weights (TF 2.4's
@@ -296,8 +302,11 @@ class DataHandler:
             self._source.on_epoch_end()
             return
         if self._reiterable:
-            it = iter(self._source) if (steps is None or self._iterator is None) else self._iterator
-            if steps is not None and self._iterator is None:
+            # TF 2.4's DataHandler: a dataset read ``steps_per_epoch`` batches at a time goes on
+            # from where the last epoch stopped, unless the epoch is the whole dataset
+            fresh = steps is None or self._iterator is None or self._cardinality() == steps
+            it = iter(self._source) if fresh else self._iterator
+            if steps is not None:
                 self._iterator = it
         else:
             it = self._source if self._iterator is None else self._iterator
@@ -308,12 +317,11 @@ class DataHandler:
             try:
                 batch = next(it)
             except StopIteration:
-                if steps is not None and self._reiterable:
-                    # a finite dataset with steps_per_epoch: start it again, as tf.data repeats
-                    self._iterator = it = iter(self._source)
-                    if k == 0:
-                        return
-                    continue
+                if steps is not None:
+                    # the data ran out before steps_per_epoch * epochs batches: the epoch ends
+                    # here and fit stops after it, as TF's (it never starts the data again;
+                    # a .repeat()ed dataset is how a user asks for more)
+                    self.out_of_data = True
                 return
             batch = batch if isinstance(batch, tuple) else \
                 (tuple(batch) if isinstance(batch, list) else batch)

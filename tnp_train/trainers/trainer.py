@@ -376,13 +376,14 @@ class Trainer:
                 steps_run += 1
                 if self.stop_training:
                     break
+            if data.out_of_data:
+                warnings.warn(_ran_out_of_data(steps, epochs - start), stacklevel=3)
             if not seen:
                 if epoch == start:
                     raise ValueError("Unexpected result of `train_function` (Empty logs): the "
                                      "training data produced no batches")
-                warnings.warn("Your input ran out of data; interrupting training. Make sure that "
-                              "your dataset or generator can generate at least `steps_per_epoch "
-                              "* epochs` batches.", stacklevel=3)
+                if not data.out_of_data:
+                    warnings.warn(_ran_out_of_data(steps, epochs - start), stacklevel=3)
                 break
             if not logs:
                 logs = self._logs()    # every batch of a resumed epoch was done before
@@ -392,7 +393,7 @@ class Trainer:
                 val_logs = self._evaluate_handler(val, cbs, verbose=0, strategy=strategy)
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
             cbs.on_epoch_end(epoch, epoch_logs)
-            if self.stop_training:
+            if self.stop_training or data.out_of_data:
                 break
         cbs.on_train_end(epoch_logs)
         return self.history
@@ -604,6 +605,14 @@ def _as_list(logs, names):
     vals = [logs[n] for n in names if n in logs]
     vals += [logs[k] for k in sorted(logs) if k not in names]
     return vals[0] if len(vals) == 1 else vals
+
+
+def _ran_out_of_data(steps, epochs):
+    """TF 2.4's warning when fit's data ends before ``steps_per_epoch * epochs`` batches."""
+    total = f" (in this case, {steps * epochs} batches)" if steps else ""
+    return ("Your input ran out of data; interrupting training. Make sure that your dataset or "
+            f"generator can generate at least `steps_per_epoch * epochs` batches{total}. You may "
+            "need to use the repeat() function when building your dataset.")
 
 
 def _batch_logs(logs):
