@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import numpy as _np
 
-from .ndarray import _gpu_types, _index_key, _nda, bump_version, to_backend, wrap_scalarize
+from .ndarray import (
+    _gpu_types, _index_key, _nda, bump_version, register_flatiter, to_backend, wrap_scalarize,
+)
 
 
 class flatiter:
@@ -61,3 +63,6 @@ class flatiter:
         if self.base.size == 0:
             return (0,) * len(shape)
         return tuple(shape[:1]) + (0,) * (len(shape) - 1)  # past the end: NumPy's carry
+
+
+register_flatiter(flatiter)

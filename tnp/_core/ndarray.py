@@ -8,7 +8,8 @@ Scalars are :class:`Scalar`, an immutable 0-d subclass that behaves as a NumPy 2
 
 This module holds the version counters, the wrapping helpers and the class; the operators are in
 :mod:`.operators`, ``Scalar`` in :mod:`.scalar` and ``ndarray.flat``'s iterator in
-:mod:`.flatiter`, all importable from here as well.
+:mod:`.flatiter`. Those import this module and register what it needs of them
+(``register_scalar``...); ``Scalar`` and ``flatiter`` stay importable from here.
 """
 from __future__ import annotations
 
@@ -56,6 +57,29 @@ else:
     _new = object.__new__
 
 SPEEDUPS = _speedups is not None
+
+# What the modules built on this class register here when they are imported (tnp/_core/
+# __init__.py imports them in order, each importing this module, never the reverse):
+# tnp.Scalar and its constructor from a backend value (scalar.py), the reflected operator of a
+# ufunc (operators.py), ndarray.flat's iterator (flatiter.py).
+Scalar = None
+_scalar_on = None
+_REFLECTED: dict = {}
+flatiter = None
+
+
+def register_scalar(cls, scalar_on):
+    global Scalar, _scalar_on
+    Scalar, _scalar_on = cls, scalar_on
+
+
+def register_operators(reflected):
+    _REFLECTED.update(reflected)
+
+
+def register_flatiter(cls):
+    global flatiter
+    flatiter = cls
 _PYSCALARS = (int, float, complex, bool)
 _HOOK = None  # the operation listeners' hook (see listeners.py), set by state.set_recording_hook
 _state.register_hot_module(globals())
@@ -926,15 +950,6 @@ if _speedups is None and _sys.version_info >= (3, 12):
 # (TNP_PURE_PYTHON=1, or no C compiler at install) memoryview(x) raises TypeError there.
 
 
-# Scalar, the operators and flatiter are built on the class above, so their modules are imported
-# once it exists (each imports what it needs from this one); their names stay importable from here
-from .scalar import (  # noqa: E402,F401
-    Scalar, _as_host_scalar, _immutable, _scalar_on, _scalar_on_name,
-)
-from .operators import (  # noqa: E402,F401  (installs the operators on ndarray and Scalar)
-    _BINARY_NAMES, _COMPARE, _REFLECTED, _UNARY,
-)
-
 # x[key], x.T and x.reshape(...): the C base's fast paths call back the Python methods for
 # anything but the plain case; without the C base the Python methods are the methods
 if _speedups is None:
@@ -964,11 +979,19 @@ def _layout_ok():
 # (the most common first: the C base scans them in order; numpy.bool_ must be the first)
 _NUMERIC_SCALAR_TYPES = tuple(dict.fromkeys(_np.dtype(c).type for c in "?dlqfiDFbBhHIgLQeGmM"))
 
-# Python-level speed (issue 17, item 5): integer indexing and iteration give Scalars made in C,
-# and the operators, comparisons, conversions, len() and item assignment of ndarray and Scalar run
-# in C for host operands; the Python methods above stay the definition (the C slots call them for
-# everything else), and are what the pure-Python build runs.
-if _speedups is not None and hasattr(_speedups, "patch_slots"):
+def install_speedups():
+    """Put the C base's slots and functions in place, once tnp.Scalar and the operators exist
+    (tnp/_core/__init__.py calls it after importing scalar and operators).
+
+    Python-level speed (issue 17, item 5): integer indexing and iteration give Scalars made in
+    C, and the operators, comparisons, conversions, len() and item assignment of ndarray and
+    Scalar run in C for host operands; the Python methods above stay the definition (the C slots
+    call them for everything else), and are what the pure-Python build runs. The slots are
+    patched after the operators are set on the classes: setting a dunder resets its slot."""
+    global wrap, bump_version, wrap_from, wrap_args
+    global _wrap_in_python, _bump_version_in_python, _wrap_from_in_python, _wrap_args_in_python
+    if _speedups is None or not hasattr(_speedups, "patch_slots"):
+        return
     _speedups.install_scalars(Scalar, _NUMERIC_SCALAR_TYPES, wrap_scalarize, _versions, bump_version,
                               _layout_ok(), _wrap_other)
     # the same functions in C (every fast path returns through wrap; every write bumps a
@@ -982,12 +1005,7 @@ if _speedups is not None and hasattr(_speedups, "patch_slots"):
     wrap_from, wrap_args = _speedups.wrap_from, _speedups.wrap_args
     _speedups.patch_slots(ndarray, "array")
     _speedups.patch_slots(Scalar, "scalar")
-
-
-# A scalar has no __array_interface__; the C base says so without a Python frame, which
-# numpy.array([s1, s2, ...]) meets once per element on its way to __array__...
-if _speedups is not None:
+    # A scalar has no __array_interface__; the C base says so without a Python frame, which
+    # numpy.array([s1, s2, ...]) meets once per element on its way to __array__...
     Scalar.__array_interface__ = _Base.__dict__["__array_interface__"]
     _speedups.drop_buffer(Scalar)   # ...nor a buffer, which NumPy would ask for first
-
-from .flatiter import flatiter  # noqa: E402

@@ -26,7 +26,7 @@ import numpy as _np
 
 from . import state as _state
 from .listeners import PASS
-from .ndarray import _generic, _nda, _prefix_error, ndarray, wrap_scalarize
+from .ndarray import _generic, _nda, _prefix_error, ndarray, register_operators, wrap_scalarize
 from .scalar import Scalar
 
 _HOOK = None  # set by state.set_recording_hook
@@ -276,3 +276,4 @@ def _install():
 
 
 _install()
+register_operators(_REFLECTED)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as _np
 
 from .devices import CPU, device as _device
-from .ndarray import _generic, _wrapper, ndarray, unwrap
+from .ndarray import _generic, _wrapper, ndarray, register_scalar, unwrap
 
 
 def _scalar_on(a, dev):
@@ -151,3 +151,6 @@ def _scalar_on_name(value, dev_name):
     dev = _device(dev_name)
     a = value if dev.kind == "cpu" else dev.backend.xp.asarray(value)
     return _scalar_on(a, dev)
+
+
+register_scalar(Scalar, _scalar_on)
