@@ -15,7 +15,7 @@ from ..utils import tree as _tree
 from . import _structure as _st
 from ._structure import TensorSpec
 from ._transformations import _Unary
-from .dataset import (
+from ._rows import (
     INFINITE, UNKNOWN, _batch_elements, _batch_selectors, _row_getter, _select_rows, _to_numpy,
 )
 

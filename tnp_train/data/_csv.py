@@ -13,7 +13,8 @@ import tnp
 
 from . import _structure as _st
 from ._files import _DEFAULT_BUFFER, _FileLinesDataset
-from .dataset import UNKNOWN, Dataset
+from ._rows import UNKNOWN
+from .dataset import Dataset
 
 __all__ = ["CsvDataset", "make_csv_dataset"]
 

@@ -12,7 +12,8 @@ import numpy as _np
 
 from . import _structure as _st
 from ._transformations import _Unary
-from .dataset import INFINITE, UNKNOWN, Dataset, _call, _int_arg
+from ._rows import INFINITE, UNKNOWN, _call, _int_arg
+from .dataset import Dataset
 
 __all__ = ["scan", "unique", "group_by_window", "group_by_reducer", "Reducer",
            "bucket_by_sequence_length", "assert_cardinality", "sample_from_datasets",

@@ -21,7 +21,8 @@ from tnp import ndarray as _ndarray
 from tnp.extend import backend_array as _backend, wrap as _wrap
 
 from ._structure import TensorSpec
-from .dataset import AUTOTUNE, UNKNOWN, Dataset
+from ._rows import AUTOTUNE, UNKNOWN
+from .dataset import Dataset
 
 __all__ = ["ListFilesDataset", "TextLineDataset", "list_files", "file_source", "source_files",
            "shard_files"]

@@ -10,7 +10,8 @@ from tnp import get_default_device, ndarray as _ndarray
 from ..utils import tree as _tree
 from . import _structure as _st
 from ._structure import TensorSpec
-from .dataset import INFINITE, UNKNOWN, Dataset, _int_arg, _read_only_copy
+from ._rows import INFINITE, UNKNOWN, _int_arg, _read_only_copy
+from .dataset import Dataset
 
 # =========================================================================== sources
 class TensorSliceDataset(Dataset):

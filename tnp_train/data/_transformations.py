@@ -17,10 +17,11 @@ from ..utils import tree as _tree
 from . import _structure as _st
 from ._structure import TensorSpec
 from ._threads import ParallelMapIterator, PrefetchIterator
-from .dataset import (
-    _SHUFFLE_CHUNK, INFINITE, UNKNOWN, Dataset, _as_bool, _call, _chunk_ints, _shard_chunks,
-    _shuffled, _skip_chunks, _take_chunks,
+from ._rows import (
+    _SHUFFLE_CHUNK, INFINITE, UNKNOWN, _as_bool, _call, _chunk_ints, _shard_chunks, _shuffled,
+    _skip_chunks, _take_chunks,
 )
+from .dataset import Dataset
 
 # =========================================================================== unary transformations
 class _Unary(Dataset):

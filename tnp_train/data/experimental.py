@@ -1,5 +1,6 @@
 """``tt.data.experimental`` (``tf.data.experimental``): the names TF 2.4 kept there."""
-from .dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from ._rows import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
+from .dataset import Dataset
 from ._options import AutoShardPolicy, DistributeOptions, ThreadingOptions
 from ._csv import CsvDataset, make_csv_dataset
 from ._experimental import (
