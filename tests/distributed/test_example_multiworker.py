@@ -11,13 +11,15 @@ import pytest
 
 from conftest import ROOT
 
-pytestmark = pytest.mark.timeout(150)
+# The job takes 10 to 30 s on 2 cores, depending on what else runs on them: its bound is about
+# 10 times the slow end, as far as the suite's 300 s per test allows.
+pytestmark = pytest.mark.timeout(290)
 
 EXAMPLE = ROOT / "examples" / "digits_multiworker.py"
 
 
 def test_digits_example_on_two_ranks(mpirun):
-    job = mpirun(EXAMPLE, 2, timeout=120, args=("--epochs", "1", "--seed", "0"))
+    job = mpirun(EXAMPLE, 2, timeout=270, args=("--epochs", "1", "--seed", "0"))
     assert job.returncode == 0 and not job.timed_out, str(job)
     assert job.leftover == [], str(job)
     # every worker reports itself; only the chief prints results

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(200)    # a test runs up to three jobs of about 5 s each
 
 
 def test_only_the_chief_prints_and_writes(mpirun, tmp_path):

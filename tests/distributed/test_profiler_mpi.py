@@ -1,7 +1,11 @@
 """The profiler in a real 2-rank ``mpiexec`` job (``scripts/prof_mpi.py``): both workers'
-traces and worker 0's merged trace are written, the merged trace removes rank 1's +50 ms clock
+traces and worker 0's merged trace are written, the merged trace removes rank 1's +1000 s clock
 shift (the same collective, by ``seq``, ends at about the same time on both ranks), and rank 0's
-time waiting for the other rank grows by about the 30 ms rank 1 sleeps in every step."""
+time waiting for the other rank grows by about the 200 ms rank 1 sleeps in every step.
+
+What is timed is asserted as structure, so that a loaded machine cannot fail it: the shift is
+a thousand times the one-second bound on a matching end's gap, and the waits are compared with
+each other and with the injected sleep, never bounded above by milliseconds."""
 import json
 import os
 import statistics
@@ -14,8 +18,9 @@ import trace_checks as tc  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 
-SHIFT_US = 50_000.0          # rank 1's clock shift in the script
-LATE_MS = 30.0               # rank 1's sleep per step in the "late" phase
+SHIFT_US = 1e9               # rank 1's clock shift in the script (1000 s)
+ALIGNED_US = 1e6             # what "at the same time" means here: within 1 s
+LATE_MS = 200.0              # rank 1's sleep per step in the "late" phase
 
 
 def _collective_ends(trace, pid):
@@ -48,28 +53,35 @@ def test_merged_trace_of_two_ranks(mpirun, tmp_path):
             assert trace["metadata"]["steps"] == info[rank]["steps"] == 8
             assert trace["metadata"]["dropped_events"] == 0
         tc.check_structure(merged)
-        # the offsets estimated at start undo the shift (to well under a millisecond)
+        # the offsets estimated at start undo the shift (up to the estimate's round trip)
         assert by_rank[0]["metadata"]["clock_offset_us"] == 0.0
-        assert abs(by_rank[1]["metadata"]["clock_offset_us"] + SHIFT_US) < 1000.0
+        offset = by_rank[1]["metadata"]["clock_offset_us"]
+        assert abs(offset + SHIFT_US) < ALIGNED_US, offset
+        # the merge moved every event of rank 1 by that offset, and none of rank 0's
+        assert merged["metadata"]["clock_offset_us"] == {"0": 0.0, "1": offset}
+        for r, moved in ((0, 0.0), (1, offset)):
+            own = sorted(e["ts"] for e in by_rank[r]["traceEvents"] if "ts" in e)
+            got = sorted(e["ts"] for e in merged["traceEvents"] if e["pid"] == r and "ts" in e)
+            assert got == pytest.approx([t + moved for t in own], abs=0.01), r
 
         raw = [_collective_ends(by_rank[r], r) for r in (0, 1)]
         ends = [_collective_ends(merged, r) for r in (0, 1)]
         seqs = sorted(set(ends[0]) & set(ends[1]))
         assert len(seqs) >= 16 and set(ends[0]) == set(ends[1])  # gradients + metrics per step
-        # each worker's own file keeps its own clock: rank 1 ends about 50 ms "later"
-        assert abs(statistics.median(raw[1][s] - raw[0][s] for s in seqs) - SHIFT_US) < 5000.0
-        # merged: the ranks leave a collective together, so the same seq ends at the same
-        # time on both up to which rank notices first (the MPI layer sleeps up to 1 ms between
-        # polls while it waits, and the ranks share two busy cores): no bias left, and most
-        # ends within 1 ms. (An alignment off by d would put every gap near d.)
+        # each worker's own file keeps its own clock: rank 1 ends about 1000 s "later"
+        assert abs(statistics.median(raw[1][s] - raw[0][s] for s in seqs) - SHIFT_US) \
+            < ALIGNED_US
+        # merged: the ranks leave a collective together, so the same seq ends at about the
+        # same time on both; how close depends on the machine's load, which is not the merge's
+        # business: a second, against the thousand seconds a missing or wrong offset leaves.
         gaps = sorted(ends[1][s] - ends[0][s] for s in seqs)
-        assert abs(statistics.median(gaps)) < 1000.0, gaps
-        assert sorted(abs(g) for g in gaps)[len(gaps) // 4] < 1000.0, gaps
-        assert max(abs(g) for g in gaps) < SHIFT_US / 2, gaps
+        assert abs(statistics.median(gaps)) < ALIGNED_US, gaps
+        assert max(abs(g) for g in gaps) < 10 * ALIGNED_US, gaps
         waits[phase] = [_wait_per_step_ms(merged, r) for r in (0, 1)]
         assert all(len(w) == 8 for w in waits[phase])
     even0, late0 = (statistics.median(waits[p][0]) for p in ("even", "late"))
     late1 = statistics.median(waits["late"][1])
-    # rank 0 waits for rank 1's 30 ms in every step; rank 1 (the late one) hardly waits
-    assert late0 - even0 >= 0.66 * LATE_MS, waits
-    assert late1 < 0.33 * LATE_MS, waits
+    # rank 0 waits for rank 1's sleep in every step (a lower bound: load only adds to it);
+    # rank 1, the late one, waits far less than rank 0 does
+    assert late0 - even0 >= 0.5 * LATE_MS, waits
+    assert late1 < 0.5 * late0, waits

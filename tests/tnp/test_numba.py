@@ -103,7 +103,7 @@ FRESH = textwrap.dedent("""
 
 
 def test_import_tnp_does_not_import_numba_and_the_entry_point_registers():
-    r = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     if r.stdout.strip() == "not installed":
         pytest.skip("tnp is not installed (pip install -e .): no entry point to check")

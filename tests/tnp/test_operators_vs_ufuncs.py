@@ -320,7 +320,7 @@ def test_pure_python_build_is_the_same_path():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                         "-p", "no:xdist", __file__, "-k", "not pure_python"],
-                       env=env, capture_output=True, text=True, timeout=300, cwd=root)
+                       env=env, capture_output=True, text=True, timeout=150, cwd=root)
     assert r.returncode == 0 and " passed" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
 
 

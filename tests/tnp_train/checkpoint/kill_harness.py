@@ -3,6 +3,14 @@ import os
 import select
 import time
 
+# The deadlines are for a hung child, not for a slow one. On a quiet machine the fork server is
+# ready in under 3 s (it imports tnp_train and builds and saves a model once) and every other
+# line comes in about 0.1 s (a save of a few MB with its fsyncs); a loaded CI machine (load 8 on 2
+# cores, other jobs writing to the same disk) can make that many times longer, so each deadline
+# is at least 20 times the quiet figure. A test's pytest-timeout (300 s) still bounds the whole.
+READY_S = 60.0
+LINE_S = 30.0
+
 
 class Lines:
     """Lines from a pipe, each read with a deadline."""

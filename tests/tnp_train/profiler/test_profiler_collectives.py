@@ -102,8 +102,11 @@ def test_allreduce_bytes_of_a_step_are_the_gradient_bytes(tmp_path):
     assert a == b      # the same collectives, numbered alike, on both ranks
 
 
+LATE_MS = 200.0     # rank 1's sleep per step: more than a loaded machine holds a thread up
+
+
 def test_a_late_rank_shows_as_wait_on_the_other(tmp_path):
-    trace, by_tid, _ = _fit_on_two_threads(tmp_path, late_s=0.030)
+    trace, by_tid, _ = _fit_on_two_threads(tmp_path, late_s=LATE_MS / 1e3)
     waits = {}
     for tid, steps in by_tid.items():
         colls = tc.spans(trace, "collective", tid=tid)
@@ -113,7 +116,8 @@ def test_a_late_rank_shows_as_wait_on_the_other(tmp_path):
             (c,) = [c for c in colls if c["args"]["seq"] == w["args"]["seq"]]
             assert tc.inside(w, c) and abs(w["ts"] - c["ts"]) < 0.01
         waits[rank] = [sum(w["dur"] for w in _within(trace, s, "wait")) / 1e3 for s in steps]
-    # rank 1 sleeps 30 ms at the start of every step: rank 0 waits for it, rank 1 hardly waits
-    # (medians: a thread of a busy machine may be held up in a step of its own)
-    assert statistics.median(waits[0]) >= 20.0, waits
-    assert statistics.median(waits[1]) < 10.0, waits
+    # rank 1 sleeps at the start of every step: rank 0 waits for it (a lower bound: load only
+    # adds to it), rank 1 far less than rank 0 (medians: a thread of a busy machine may be held
+    # up in a step of its own; no millisecond bound above, a loaded machine would break it)
+    assert statistics.median(waits[0]) >= 0.5 * LATE_MS, waits
+    assert statistics.median(waits[1]) < 0.5 * statistics.median(waits[0]), waits

@@ -97,7 +97,8 @@ def test_capture_while_a_training_loop_runs(serve, tmp_path, capsys):
         LOOP["steps"] += 1
         time.sleep(0.002)
     t.join()
-    assert LOOP["steps"] - before > 20
+    # the loop went on while the worker recorded (not how many steps: that is the machine's load)
+    assert LOOP["steps"] - before >= rec.steps_seen >= 1
     assert rec.calls == [(0.3, {"host_tracer_level": 3})]
     out = result["out"]
     assert out["failed"] == {}
@@ -193,12 +194,13 @@ def test_a_pickle_is_never_unpickled(serve, tmp_path, monkeypatch):
 
 
 def test_a_client_that_sends_nothing_does_not_block_the_server(serve, monkeypatch):
-    monkeypatch.setattr(server, "_REQUEST_TIMEOUT_S", 0.3)
+    # 1 s, not less: the ping below must get its request in within it, on a loaded machine too
+    monkeypatch.setattr(server, "_REQUEST_TIMEOUT_S", 1.0)
     addr = serve(FakeRecorder())
     host, port = addr.rsplit(":", 1)
-    with socket.create_connection((host, int(port))):          # connects, says nothing
+    with socket.create_connection((host, int(port)), timeout=30) as idle:   # says nothing
         assert raw(addr, frame({"op": "ping"}))["ok"] is True
-        time.sleep(0.5)
+        assert idle.recv(1) == b""            # the server gave up on it, without an answer
 
 
 def test_too_many_idle_clients_are_turned_away_not_queued(serve, monkeypatch):
@@ -224,14 +226,27 @@ def test_too_many_idle_clients_are_turned_away_not_queued(serve, monkeypatch):
 
 
 def test_one_capture_at_a_time(serve):
-    addr = serve(FakeRecorder())
+    # the first capture lasts until the second has been answered: events, not durations, so
+    # that a loaded machine cannot reorder them
+    capturing, release = threading.Event(), threading.Event()
+    rec = FakeRecorder()
+
+    def collect(duration_s, options):
+        capturing.set()
+        assert release.wait(60), "never released"
+        return rec(duration_s, options)
+
+    addr = serve(collect)
     answers = []
     first = threading.Thread(target=lambda: answers.append(
-        raw(addr, frame({"op": "capture", "duration_ms": 400}))))
+        raw(addr, frame({"op": "capture", "duration_ms": 10}))))
     first.start()
-    time.sleep(0.1)
-    busy = raw(addr, frame({"op": "capture", "duration_ms": 10}))
-    first.join()
+    try:
+        assert capturing.wait(60), "the first capture never started"
+        busy = raw(addr, frame({"op": "capture", "duration_ms": 10}))
+    finally:
+        release.set()
+        first.join(60)
     assert busy == {**{k: busy[k] for k in ("rank", "size", "host", "address", "pid")},
                     "ok": False, "error": "busy: this worker is already capturing"}
     assert answers[0]["ok"] is True and answers[0]["trace"]["traceEvents"]
