@@ -44,7 +44,7 @@ if not _os.environ.get("TNP_PURE_PYTHON"):
         from . import _speedups
     except ImportError:  # not compiled (no C compiler when installed): pure Python
         _speedups = None
-    if _speedups is not None and not hasattr(_speedups, "wrap"):
+    if _speedups is not None and not hasattr(_speedups, "wrap_from"):
         _speedups = None   # built from an older _speedups.c (not rebuilt since): pure Python
 
 if _speedups is not None:
