@@ -19,7 +19,6 @@ import operator
 import os as _os
 import sys as _sys
 import types as _types
-import weakref
 
 import numpy as _np
 
@@ -84,47 +83,11 @@ _PYSCALARS = (int, float, complex, bool)
 _HOOK = None  # the operation listeners' hook (see listeners.py), set by state.set_recording_hook
 _state.register_hot_module(globals())
 
-# Backend array types other than NumPy's (CuPy's, once it is loaded).
-_gpu_types: list = []
-
-
-def _register_gpu_type(t):
-    if t not in _gpu_types:
-        _gpu_types.append(t)
-
-
-# ---------------------------------------------------------------------------- version counters
-# One counter per backend buffer, keyed by the buffer's root array, so an array and all its
-# views share it without any per-array bookkeeping on the fast path.
-_versions: dict = {}
-
-
-def _root(a):
-    b = a.base
-    while b is not None and (type(b) is _nda or isinstance(b, (_nda, *_gpu_types))):
-        a = b
-        b = a.base
-    return a
-
-
-def bump_version(a):
-    """Record an in-place write to backend array ``a`` (and so to all its views)."""
-    if isinstance(a, _generic):
-        return
-    r = _root(a)
-    k = id(r)
-    e = _versions.get(k)
-    if e is not None and e[1]() is r:
-        e[0] += 1
-    else:
-        _versions[k] = [1, weakref.ref(r, lambda _w, k=k: _versions.pop(k, None))]
-
-
-def version_of(a):
-    """The write count of the buffer under backend array ``a`` (0 for scalars)."""
-    r = a if a.base is None else _root(a)  # most arrays own their memory; NumPy scalars too
-    e = _versions.get(id(r))
-    return e[0] if e is not None and e[1]() is r else 0
+# Backend array types other than NumPy's, and the write counters of backend buffers: in
+# versions.py (re-exported here, where the rest of tnp imports them from)
+from .versions import (  # noqa: E402,F401  (the others import them from here)
+    _gpu_types, _register_gpu_type, _root, _versions, bump_version, version_of,
+)
 
 
 # ---------------------------------------------------------------------------- wrapping
