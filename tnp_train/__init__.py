@@ -18,7 +18,7 @@ _SUBPACKAGES = ("activations", "applications", "autodiff", "backend", "callbacks
                 "constraints", "data", "datasets", "distribute", "experimental", "initializers",
                 "layers", "losses", "metrics", "mixed_precision", "models", "nn", "ops",
                 "optimizers", "preprocessing", "profiler", "regularizers", "train", "trainers",
-                "utils", "wrappers")
+                "summary", "utils", "wrappers")
 # top-level names -> the subpackage that defines them
 _NAMES = {"GradientTape": "autodiff", "Variable": "autodiff", "VariableAggregation": "autodiff",
           "VariableSynchronization": "autodiff", "custom_gradient": "autodiff",

@@ -4,8 +4,8 @@
 ``Callback`` is the base class and ``CallbackList`` the container the training loop drives;
 ``History`` and ``ProgbarLogger`` (Keras's progress bar, ``tt.utils.Progbar``) are added by ``fit`` itself. The others:
 ``ModelCheckpoint``, ``EarlyStopping``, ``ReduceLROnPlateau``, ``LearningRateScheduler``,
-``CSVLogger``, ``TerminateOnNaN``, ``LambdaCallback``, ``TensorBoard`` (needs tensorboardX, or
-tensorboard with torch), ``BackupAndRestore`` (fault-tolerant training), ``BaseLogger`` and
+``CSVLogger``, ``TerminateOnNaN``, ``LambdaCallback``, ``TensorBoard`` (needs the ``tensorboard``
+package: ``pip install tnp[tensorboard]``), ``BackupAndRestore`` (fault-tolerant training), ``BaseLogger`` and
 ``RemoteMonitor`` (POSTs each epoch's logs). See docs/callbacks.md.
 """
 from .base import Callback, CallbackList, History

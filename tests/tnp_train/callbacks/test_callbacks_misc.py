@@ -143,7 +143,7 @@ def _writers(log_dir):
 
 def test_tensorboard_missing_writer_is_import_error_with_hint(monkeypatch):
     monkeypatch.setattr(tb_mod, "_find_spec", lambda name: None)
-    with pytest.raises(ImportError, match="pip install tensorboardX"):
+    with pytest.raises(ImportError, match=r"pip install tnp\[tensorboard\]"):
         TensorBoard()
 
 
