@@ -26,10 +26,9 @@ import numpy as _np
 from . import operators as _operators, state as _state
 from .listeners import PASS
 from .devices import CPU, get_default_device, device as _to_device
-from . import ndarray as _ndmod
 from .ndarray import (
-    Scalar, _gpu_types, _nda, bump_version, device_mismatch, ndarray, relate, wrap, wrap_like,
-    wrap_scalarize, _prefix_error,
+    Scalar, _gpu_types, _nda, bump_version, device_mismatch, ndarray, relate, wrap, wrap_args,
+    wrap_like, wrap_scalarize, _prefix_error,
 )
 from .overrides import (
     _SubclassProbe, _argument_answered, _from_probe, _from_probes, _function_overrides,
@@ -480,7 +479,7 @@ def make_function(name, section, numpy_function=None, kind="function", doc_extra
                         return f(*args, **kwargs)
                     _prefix_error(e, name)
                     raise
-                return _ndmod.wrap_args(r, CPU, args)   # an argument itself, or a linked view
+                return wrap_args(r, CPU, args)   # an argument itself, or a linked view
             return _call(name, np_fn, resolve, args, kwargs)
 
     short = name.rsplit(".", 1)[-1]

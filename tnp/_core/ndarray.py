@@ -468,6 +468,8 @@ class ndarray(_Base):
             r = self._a[key._a]
         else:
             r = self._a[_index_key(key, self._dev)]
+        if type(r) is _nda and type(self) is ndarray:   # the common case, checked first
+            return wrap_from(r, self._dev, self)
         if self._a.dtype.kind == "O" and not isinstance(r, (_nda, *_gpu_types)):
             return r  # an element of an object array: the Python object itself, as NumPy returns it
         return wrap_from(r, self._dev, self)
