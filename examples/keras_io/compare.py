@@ -1,15 +1,16 @@
-"""Run every keras-io example under tnp_train and under tf-keras and print a table.
+"""Run every example program under tnp_train and under tf-keras and print a table.
 
-    python examples/keras_io/compare.py [--only NAME ...] [--seeds 0 1 2] [--quick] [--jobs 2]
-        [--tf-python /work/tfref/bin/python] [--json out.json]
+    python examples/keras_io/compare.py [--only NAME ...] [--seeds 0 1 2] [--quick] [--jobs 1]
+        [--tf-python /tmp/tfvenv/bin/python] [--json out.json]
 
-Each example prints a ``KERAS_IO_RESULT {...}`` line (first and last training loss, the final
-metric). An example passes when it runs on both backends, its loss goes down on both, and its
+Each program prints a ``KERAS_IO_RESULT {...}`` line (first and last training loss, the final
+metric). A program passes when it runs on both backends, its loss goes down on both, and its
 final metric under tnp_train is within 1 point (0.01 on the metric's 0-1 scale) of tf-keras's.
-With several seeds the means over the seeds are compared (the two backends draw different
-initial weights from the same seed, so one seed's difference includes that draw; the table's
-``sd`` columns show how far a metric moves from seed to seed).
-The tf side runs the same file with ``--backend tf`` under the reference venv (tf-keras 2.x).
+With several seeds the means over the seeds are compared: the two backends draw different
+initial weights from the same seed, so one seed's difference includes that draw, and the
+``sd`` columns show how far a metric moves from seed to seed.
+The tf side runs the same file with ``--backend tf`` under a Python that has tensorflow and
+tf-keras 2.x (``--tf-python`` or ``KERAS_IO_TF_PYTHON``).
 """
 import argparse
 import json
@@ -23,23 +24,23 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 EXAMPLES = [
-    "mnist_convnet",
-    "training_with_built_in_methods",
-    "writing_a_training_loop_from_scratch",
-    "customizing_what_happens_in_fit",
-    "functional_api",
-    "imbalanced_classification",
-    "text_classification_from_scratch",
-    "timeseries_classification_from_scratch",
-    "working_with_rnns",
-    "making_new_layers_and_models_via_subclassing",
+    "convnet_digits",
+    "functional_waveforms",
+    "vae_bumps",
+    "custom_train_step",
+    "class_weights",
+    "text_tickets",
+    "rnn_walks",
+    "training_loop",
+    "fit_callbacks",
 ]
 TOLERANCE = 0.01   # "within 1 point": one percentage point of an accuracy, 0.01 of a 0-1 metric
 
 
 def run(name, backend, python, quick, seed, timeout=1800):
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    # the repository last: a PYTHONPATH given by the caller (another build of tnp) wins
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(ROOT)]))
     # one BLAS thread per process: on a shared machine, oversubscribed BLAS pools are what
     # makes a run slow, on both backends alike
     env.setdefault("OMP_NUM_THREADS", "1")
@@ -108,13 +109,13 @@ def fmt(result, key):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", nargs="*", default=None, help="run these examples only")
+    ap.add_argument("--only", nargs="*", default=None, help="run these programs only")
     ap.add_argument("--quick", action="store_true", help="a few steps each (smoke run)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
-    ap.add_argument("--jobs", type=int, default=2, help="examples run at the same time")
+    ap.add_argument("--jobs", type=int, default=1, help="programs run at the same time")
     ap.add_argument("--tnp-python", default=sys.executable)
     ap.add_argument("--tf-python",
-                    default=os.environ.get("KERAS_IO_TF_PYTHON", "/work/tfref/bin/python"))
+                    default=os.environ.get("KERAS_IO_TF_PYTHON", "/tmp/tfvenv/bin/python"))
     ap.add_argument("--json", default=None, help="also write the results to this file")
     args = ap.parse_args(argv)
     names = args.only or EXAMPLES
@@ -128,7 +129,7 @@ def main(argv=None):
     results = {(n, b): combine([per_seed[(n, b, seed)] for seed in args.seeds])
                for n in names for b in ("tnp", "tf")}
 
-    header = (f"{'example':46} {'metric':15} {'loss tnp':>17} {'loss tf':>17} "
+    header = (f"{'program':22} {'metric':24} {'loss tnp':>17} {'loss tf':>17} "
               f"{'tnp':>7} {'tf':>7} {'diff pt':>7} {'sd tnp':>6} {'sd tf':>6} "
               f"{'s tnp':>6} {'s tf':>6}  verdict")
     print(header)
@@ -146,7 +147,7 @@ def main(argv=None):
                 else f"{100 * (a['metric'] - b['metric']):+.2f}")
         sd_a = f"{100 * a['metric_sd']:.2f}" if "metric_sd" in a else ""
         sd_b = f"{100 * b['metric_sd']:.2f}" if "metric_sd" in b else ""
-        print(f"{n:46} {metric:15} {loss_a:>17} {loss_b:>17} {fmt(a, 'metric'):>7} "
+        print(f"{n:22} {metric:24} {loss_a:>17} {loss_b:>17} {fmt(a, 'metric'):>7} "
               f"{fmt(b, 'metric'):>7} {diff:>7} {sd_a:>6} {sd_b:>6} "
               f"{a['seconds']:6.0f} {b['seconds']:6.0f}  {v}")
         rows.append(dict(example=n, seeds=args.seeds, tnp=a, tf=b, verdict=v,

@@ -104,21 +104,21 @@ def test_accuracy_of_a_softmax_output_follows_the_label_shape(labels):
 
 
 # ---------------------------------------------------------------- 2./4. compiled_loss in a custom train_step
-class CustomModel(tt.Model):
-    """keras-io "Customizing what happens in fit()", first example, verbatim but for imports."""
+class LossRecordingModel(tt.Model):
+    """A functional model whose own ``train_step`` calls ``compiled_loss`` with the model's
+    regularization losses, and keeps every loss that call returned."""
     returned = []
 
     def train_step(self, data):
-        x, y = data
+        features, targets = data
         with tt.GradientTape() as tape:
-            y_pred = self(x, training=True)  # Forward pass
-            loss = self.compiled_loss(y, y_pred, regularization_losses=self.losses)
-        CustomModel.returned.append(loss)
-        trainable_vars = self.trainable_variables
-        gradients = tape.gradient(loss, trainable_vars)
-        self.optimizer.apply_gradients(zip(gradients, trainable_vars))
-        self.compiled_metrics.update_state(y, y_pred)
-        return {m.name: m.result() for m in self.metrics}
+            predictions = self(features, training=True)
+            total = self.compiled_loss(targets, predictions, regularization_losses=self.losses)
+        type(self).returned.append(total)
+        weights = self.trainable_variables
+        self.optimizer.apply_gradients(list(zip(tape.gradient(total, weights), weights)))
+        self.compiled_metrics.update_state(targets, predictions)
+        return {metric.name: metric.result() for metric in self.metrics}
 
 
 def _regression(n=16, seed=2):
@@ -133,7 +133,7 @@ def _regression(n=16, seed=2):
 def _custom_model(W0, b0, l2=0.01):
     inputs = tt.Input(shape=(4,), dtype="float64")
     outputs = tt.layers.Dense(1, dtype="float64", kernel_regularizer=tt.regularizers.l2(l2))(inputs)
-    model = CustomModel(inputs, outputs)
+    model = LossRecordingModel(inputs, outputs)
     model.set_weights([W0, b0])
     return model
 
@@ -143,15 +143,15 @@ def test_compiled_loss_in_a_custom_train_step_is_the_scalar_total_and_one_sgd_st
     X, y, W0, b0 = _regression()
     n, lr, l2 = len(X), 0.1, 0.01
     model = _custom_model(W0, b0, l2)
-    assert isinstance(model, CustomModel) and isinstance(model, tt.models.Functional)
+    assert isinstance(model, LossRecordingModel) and isinstance(model, tt.models.Functional)
     model.compile(optimizer=tt.optimizers.SGD(lr), loss="mse", metrics=["mae"])
-    CustomModel.returned.clear()
+    LossRecordingModel.returned.clear()
     targets = y if target_shape == "column" else y[:, 0]     # (n,) meets (n, 1) row by row
     hist = model.fit(X, targets, batch_size=n, epochs=1, shuffle=False, verbose=0)
     # by hand: loss = mean(e^2) + l2 * sum(W^2); dL/dW = 2 X^T e / n + 2 l2 W; dL/db = 2 mean(e)
     e = X @ W0 + b0 - y
     loss = np.mean(e ** 2) + l2 * np.sum(W0 ** 2)
-    (returned,) = CustomModel.returned
+    (returned,) = LossRecordingModel.returned
     assert isinstance(returned, tnp.ndarray) and returned.ndim == 0
     np.testing.assert_allclose(float(returned), loss, rtol=1e-12)
     np.testing.assert_allclose(float(hist.history["loss"][0]), loss, rtol=1e-6)
@@ -216,17 +216,17 @@ def test_a_subclassed_functional_model_trains_with_its_own_step_and_saves(tmp_pa
     X, y, W0, b0 = _regression()
     model = _custom_model(W0, b0)
     model.compile(optimizer=tt.optimizers.SGD(0.05), loss="mse", metrics=["mae"])
-    CustomModel.returned.clear()
+    LossRecordingModel.returned.clear()
     model.fit(X, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
-    assert len(CustomModel.returned) == 4          # the subclass's train_step ran every step
+    assert len(LossRecordingModel.returned) == 4          # the subclass's train_step ran every step
     model.save(tmp_path / "m")
-    loaded = tt.models.load_model(tmp_path / "m", custom_objects={"CustomModel": CustomModel})
-    assert type(loaded) is CustomModel
+    loaded = tt.models.load_model(tmp_path / "m", custom_objects={"LossRecordingModel": LossRecordingModel})
+    assert type(loaded) is LossRecordingModel
     np.testing.assert_allclose(np.asarray(loaded.predict(X)), np.asarray(model.predict(X)),
                                rtol=1e-12)
-    CustomModel.returned.clear()
+    LossRecordingModel.returned.clear()
     loaded.fit(X, y, batch_size=16, epochs=1, verbose=0)
-    assert len(CustomModel.returned) == 1
+    assert len(LossRecordingModel.returned) == 1
 
     # a class that was never called with inputs/outputs in this process loads as itself too
     class Fresh(tt.Model):
@@ -234,7 +234,7 @@ def test_a_subclassed_functional_model_trains_with_its_own_step_and_saves(tmp_pa
             self.steps = getattr(self, "steps", 0) + 1
             return super().train_step(data)
 
-    again = tt.models.load_model(tmp_path / "m", custom_objects={"CustomModel": Fresh})
+    again = tt.models.load_model(tmp_path / "m", custom_objects={"LossRecordingModel": Fresh})
     assert type(again) is Fresh
     again.fit(X, y, batch_size=16, epochs=1, verbose=0)
     assert again.steps == 1
@@ -288,28 +288,26 @@ def test_functional_model_casts_float_data_to_its_input_dtype(dtype):
 
 
 # ---------------------------------------------------------------- 6. custom metric sees (batch, 1)
-class BinaryTruePositives(tt.metrics.Metric):
-    """keras-io "Writing your own metrics", with tf.* calls spelled in tnp."""
+class BothPositive(tt.metrics.Metric):
+    """Counts (with sample weights) the samples whose target and prediction are both nonzero:
+    a user metric that compares its two inputs element by element, so (batch,) targets
+    broadcast against (batch, 1) predictions would count batch x batch pairs."""
 
-    def __init__(self, name="binary_true_positives", **kwargs):
+    def __init__(self, name="both_positive", **kwargs):
         super().__init__(name=name, **kwargs)
-        self.true_positives = self.add_weight(name="tp", initializer="zeros")
+        self.count = self.add_weight(name="count", initializer="zeros")
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        y_true = tnp.asarray(y_true).astype(bool)
-        y_pred = tnp.asarray(y_pred).astype(bool)
-        values = tnp.logical_and(tnp.equal(y_true, True), tnp.equal(y_pred, True))
-        values = values.astype(self.dtype)
+        hits = ((tnp.asarray(y_true) != 0) & (tnp.asarray(y_pred) != 0)).astype(self.dtype)
         if sample_weight is not None:
-            sample_weight = tnp.asarray(sample_weight).astype(self.dtype)
-            values = tnp.multiply(values, sample_weight)
-        self.true_positives.assign_add(tnp.sum(values))
+            hits = hits * tnp.asarray(sample_weight).astype(self.dtype)
+        self.count.assign_add(tnp.sum(hits))
 
     def result(self):
-        return self.true_positives
+        return self.count
 
     def reset_state(self):
-        self.true_positives.assign(0)
+        self.count.assign(0.0)
 
 
 def test_a_custom_metric_receives_targets_of_the_outputs_rank():
@@ -323,12 +321,12 @@ def test_a_custom_metric_receives_targets_of_the_outputs_rank():
     model = tt.Model(inp, tt.layers.Dense(1, activation="relu", dtype="float64")(inp))
     W, b = np.array([[1.0], [-0.5]]), np.array([0.0])
     model.set_weights([W, b])
-    model.compile("sgd", "binary_crossentropy", metrics=[BinaryTruePositives()])
+    model.compile("sgd", "binary_crossentropy", metrics=[BothPositive()])
     p = np.maximum(X @ W + b, 0)[:, 0]
     expected = np.sum(y.astype(bool) & (p != 0))       # relu gives exact zeros: some negatives
     assert 0 < expected < y.sum()
     logs = model.evaluate(X, y, batch_size=10, verbose=0, return_dict=True)
-    assert logs["binary_true_positives"] == expected
+    assert logs["both_positive"] == expected
 
 
 def test_a_users_loss_and_metric_functions_see_targets_of_the_outputs_rank():
