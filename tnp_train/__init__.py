@@ -28,3 +28,17 @@ _NAMES = {"GradientTape": "autodiff", "Variable": "autodiff", "VariableAggregati
 __all__ = sorted(_NAMES) + sorted(set(_SUBPACKAGES) - {"autodiff", "checkpoint", "ops",
                                                         "trainers"})
 __getattr__, __dir__ = _lazy_attributes(__name__, _NAMES, _SUBPACKAGES)
+
+
+def _declare_providers():
+    # the rooms whose objects lower rooms look up by name (TF 2.4's activations.get("LeakyReLU")
+    # gives a layer; layers.deserialize of a model config gives a model): imported when first
+    # looked up, never by the lower room itself
+    from .utils.serialization import register_builtin_provider
+
+    register_builtin_provider("activation", "tnp_train.layers.advanced_activations")
+    register_builtin_provider("layer", "tnp_train.layers")
+    register_builtin_provider("layer", "tnp_train.models")
+
+
+_declare_providers()

@@ -36,7 +36,8 @@ from tnp.extend import (
 from ..autodiff import custom_gradient
 from ..autodiff.tape import hand_written_backward
 from ..ops.special import erf as _erf_b
-from ..utils.serialization import deserialize_keras_object, serialize_keras_object
+from ..utils.serialization import (builtin_objects, deserialize_keras_object,
+                                   serialize_keras_object)
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "sigmoid",
            "hard_sigmoid", "softplus", "softsign", "tanh", "softmax", "log_softmax",
@@ -387,15 +388,12 @@ def serialize(activation):
     return serialize_keras_object(activation)
 
 
-_ADVANCED = ("LeakyReLU", "PReLU", "ELU", "ReLU", "Softmax", "ThresholdedReLU")
-
-
 def _module_objects():
     """The built-in activations, then (as TF 2.4) the advanced-activation layers by class name:
     ``activation="LeakyReLU"`` is a ``tt.layers.LeakyReLU()``. The layers sit above this
-    package, so they are looked up when asked for."""
-    from .. import layers
-    return {**{n: getattr(layers, n) for n in _ADVANCED}, **_BY_NAME}
+    package: they put those classes in the serialization registry when imported (no layer
+    module imported, no class name is known)."""
+    return {**builtin_objects("activation"), **_BY_NAME}
 
 
 def deserialize(name, custom_objects=None):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .. import backend
+from ..backend import config as backend_config
 from ..layers.keras_tensor import KerasTensor
 
 __all__ = ["check_weights_arg", "obtain_input_shape", "image_input", "source_inputs",
@@ -121,7 +121,7 @@ def source_inputs(tensor):
 
 def correct_pad(inputs, kernel_size):
     """``imagenet_utils.correct_pad``: the ZeroPadding2D padding for a stride-2 'valid' conv."""
-    img_dim = 2 if backend.image_data_format() == "channels_first" else 1
+    img_dim = 2 if backend_config.image_data_format() == "channels_first" else 1
     input_size = int_shape(inputs)[img_dim:img_dim + 2]
     if isinstance(kernel_size, int):
         kernel_size = (kernel_size, kernel_size)
@@ -184,6 +184,6 @@ def setup(name, weights, include_top, classes, input_tensor, input_shape, defaul
     make the input. Returns ``(img_input, input_shape)``."""
     check_weights_arg(weights, include_top, classes, name)
     input_shape = obtain_input_shape(input_shape, default_size=default_size, min_size=min_size,
-                                     data_format=backend.image_data_format(),
+                                     data_format=backend_config.image_data_format(),
                                      require_flatten=include_top, weights=weights)
     return image_input(input_tensor, input_shape), input_shape

@@ -1,7 +1,8 @@
 """DenseNet121/169/201 (``tf.keras.applications.densenet``, TF 2.4.4): Huang et al. 2017."""
 from __future__ import annotations
 
-from .. import backend, layers
+from .. import layers
+from ..backend import config as backend_config
 from . import imagenet_utils
 from ._common import finish, pooled_top, setup
 
@@ -13,7 +14,7 @@ _NAMES = {(6, 12, 24, 16): "densenet121", (6, 12, 32, 32): "densenet169",
 
 
 def _bn_axis():
-    return 3 if backend.image_data_format() == "channels_last" else 1
+    return 3 if backend_config.image_data_format() == "channels_last" else 1
 
 
 def dense_block(x, blocks, name):

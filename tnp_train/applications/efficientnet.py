@@ -10,7 +10,8 @@ from __future__ import annotations
 import copy
 import math
 
-from .. import backend, layers
+from .. import layers
+from ..backend import config as backend_config
 from . import imagenet_utils
 from ._common import correct_pad, finish, pooled_top, setup
 from ..layers.experimental.preprocessing import Normalization, Rescaling
@@ -45,7 +46,7 @@ def EfficientNet(width_coefficient, depth_coefficient, default_size, dropout_rat
         blocks_args = DEFAULT_BLOCKS_ARGS
     img_input, _ = setup(model_name, weights, include_top, classes, input_tensor, input_shape,
                          default_size, 32)
-    bn_axis = 3 if backend.image_data_format() == "channels_last" else 1
+    bn_axis = 3 if backend_config.image_data_format() == "channels_last" else 1
 
     def round_filters(filters, divisor=depth_divisor):
         filters *= width_coefficient
@@ -100,7 +101,7 @@ def block(inputs, activation="swish", drop_rate=0.0, name="", filters_in=32, fil
           kernel_size=3, strides=1, expand_ratio=1, se_ratio=0.0, id_skip=True):
     """An inverted residual block: expand, depthwise, squeeze-and-excite, project, then the
     skip connection with drop-connect (Dropout with one draw per sample)."""
-    bn_axis = 3 if backend.image_data_format() == "channels_last" else 1
+    bn_axis = 3 if backend_config.image_data_format() == "channels_last" else 1
     filters = filters_in * expand_ratio
     if expand_ratio != 1:
         x = layers.Conv2D(filters, 1, padding="same", use_bias=False,

@@ -15,7 +15,7 @@ import numpy as _np
 import tnp
 from tnp import extend as _ext
 
-from .. import backend
+from ..backend import config as backend_config
 
 __all__ = ["preprocess_input", "decode_predictions"]
 
@@ -52,7 +52,7 @@ def _preprocess_numpy(x, data_format, mode):
     # TF converts non-float input to floatx and then works in place: a float NumPy array
     # passed in is modified, as in TF.
     if not issubclass(x.dtype.type, _np.floating):
-        x = x.astype(backend.floatx(), copy=False)
+        x = x.astype(backend_config.floatx(), copy=False)
     if mode == "tf":
         x /= 127.5
         x -= 1.0
@@ -73,7 +73,7 @@ def _preprocess_numpy(x, data_format, mode):
 def _preprocess_array(x, data_format, mode):
     """The tensor path: a new array (a tnp array is never modified)."""
     if not _ext.is_floating(x.dtype):
-        x = x.astype(backend.floatx())
+        x = x.astype(backend_config.floatx())
     if mode == "tf":
         return x / 127.5 - 1.0
     if mode == "torch":
@@ -98,7 +98,7 @@ def preprocess_input(x, data_format=None, mode="caffe"):
         raise ValueError(f"preprocess_input: expected mode to be one of `caffe`, `tf` or "
                          f"`torch`. Received: mode={mode}")
     if data_format is None:
-        data_format = backend.image_data_format()
+        data_format = backend_config.image_data_format()
     elif data_format not in {"channels_first", "channels_last"}:
         raise ValueError(f"preprocess_input: expected data_format to be one of "
                          f"`channels_first` or `channels_last`. Received: "

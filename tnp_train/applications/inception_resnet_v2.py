@@ -2,7 +2,8 @@
 2016."""
 from __future__ import annotations
 
-from .. import backend, layers
+from .. import layers
+from ..backend import config as backend_config
 from . import imagenet_utils
 from ._common import finish, pooled_top, setup
 
@@ -10,7 +11,7 @@ __all__ = ["InceptionResNetV2", "preprocess_input", "decode_predictions"]
 
 
 def _channel_axis():
-    return 1 if backend.image_data_format() == "channels_first" else 3
+    return 1 if backend_config.image_data_format() == "channels_first" else 3
 
 
 def conv2d_bn(x, filters, kernel_size, strides=1, padding="same", activation="relu",

@@ -1,7 +1,8 @@
 """InceptionV3 (``tf.keras.applications.inception_v3``, TF 2.4.4): Szegedy et al. 2015."""
 from __future__ import annotations
 
-from .. import backend, layers
+from .. import layers
+from ..backend import config as backend_config
 from . import imagenet_utils
 from ._common import finish, pooled_top, setup
 
@@ -9,7 +10,7 @@ __all__ = ["InceptionV3", "preprocess_input", "decode_predictions"]
 
 
 def _channel_axis():
-    return 1 if backend.image_data_format() == "channels_first" else 3
+    return 1 if backend_config.image_data_format() == "channels_first" else 3
 
 
 def conv2d_bn(x, filters, num_row, num_col, padding="same", strides=(1, 1), name=None):

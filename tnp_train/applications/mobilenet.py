@@ -1,7 +1,8 @@
 """MobileNet (``tf.keras.applications.mobilenet``, TF 2.4.4): Howard et al. 2017."""
 from __future__ import annotations
 
-from .. import backend, layers
+from .. import layers
+from ..backend import config as backend_config
 from . import imagenet_utils
 from ._common import finish, notop_pooling, setup, validate_activation
 
@@ -9,11 +10,11 @@ __all__ = ["MobileNet", "preprocess_input", "decode_predictions"]
 
 
 def _channel_axis():
-    return 1 if backend.image_data_format() == "channels_first" else -1
+    return 1 if backend_config.image_data_format() == "channels_first" else -1
 
 
 def _rows_cols(input_shape):
-    if backend.image_data_format() == "channels_first":
+    if backend_config.image_data_format() == "channels_first":
         return input_shape[1], input_shape[2]
     return input_shape[0], input_shape[1]
 
@@ -39,7 +40,7 @@ def MobileNet(input_shape=None, alpha=1.0, depth_multiplier=1, dropout=1e-3,  # 
         x = _depthwise_conv_block(x, filters, alpha, depth_multiplier, strides=(stride, stride),
                                   block_id=block_id)
     if include_top:
-        shape = ((int(1024 * alpha), 1, 1) if backend.image_data_format() == "channels_first"
+        shape = ((int(1024 * alpha), 1, 1) if backend_config.image_data_format() == "channels_first"
                  else (1, 1, int(1024 * alpha)))
         x = layers.GlobalAveragePooling2D()(x)
         x = layers.Reshape(shape, name="reshape_1")(x)

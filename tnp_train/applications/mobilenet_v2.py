@@ -1,7 +1,8 @@
 """MobileNetV2 (``tf.keras.applications.mobilenet_v2``, TF 2.4.4): Sandler et al. 2018."""
 from __future__ import annotations
 
-from .. import backend, layers
+from .. import layers
+from ..backend import config as backend_config
 from . import imagenet_utils
 from ._common import (correct_pad, finish, image_input, int_shape, obtain_input_shape,
                       check_weights_arg, pooled_top)
@@ -21,7 +22,7 @@ def _make_divisible(v, divisor, min_value=None):
 
 def spatial_of(shape_3d):
     """(rows, cols) of an input shape without the batch dimension."""
-    if backend.image_data_format() == "channels_first":
+    if backend_config.image_data_format() == "channels_first":
         return shape_3d[1], shape_3d[2]
     return shape_3d[0], shape_3d[1]
 
@@ -40,7 +41,8 @@ def input_shape_from(input_shape, input_tensor, name):
     if input_shape is None and input_tensor is not None:
         rows, cols = spatial_of(int_shape(input_tensor)[1:])
         # TF swaps rows and cols here (input_shape = (cols, rows, 3)); kept for equal shapes
-        return (3, cols, rows) if backend.image_data_format() == "channels_first" else (cols, rows, 3)
+        first = backend_config.image_data_format() == "channels_first"
+        return (3, cols, rows) if first else (cols, rows, 3)
     return input_shape
 
 
@@ -58,11 +60,11 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet
         if rows == cols and rows in (96, 128, 160, 192, 224):
             default_size = rows
     input_shape = obtain_input_shape(input_shape, default_size=default_size, min_size=32,
-                                     data_format=backend.image_data_format(),
+                                     data_format=backend_config.image_data_format(),
                                      require_flatten=include_top, weights=weights)
     rows, _ = spatial_of(input_shape)
     img_input = image_input(input_tensor, input_shape)
-    axis = 1 if backend.image_data_format() == "channels_first" else -1
+    axis = 1 if backend_config.image_data_format() == "channels_first" else -1
 
     x = layers.Conv2D(_make_divisible(32 * alpha, 8), kernel_size=3, strides=(2, 2),
                       padding="same", use_bias=False, name="Conv1")(img_input)
@@ -85,7 +87,7 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet
 
 def _inverted_res_block(inputs, expansion, stride, alpha, filters, block_id):
     """Expand (1x1), depthwise 3x3, project (1x1, linear); residual when shapes allow."""
-    axis = 1 if backend.image_data_format() == "channels_first" else -1
+    axis = 1 if backend_config.image_data_format() == "channels_first" else -1
     in_channels = int_shape(inputs)[axis]
     pointwise_filters = _make_divisible(int(filters * alpha), 8)
     x = inputs

@@ -9,7 +9,8 @@ count with the top is the same. ``include_preprocessing`` is later TF's argument
 """
 from __future__ import annotations
 
-from .. import backend, layers
+from .. import layers
+from ..backend import config as backend_config
 from ..layers.base import unique_name
 from ..layers.core import TFOpLambda
 from . import imagenet_utils
@@ -22,7 +23,7 @@ __all__ = ["MobileNetV3Small", "MobileNetV3Large", "preprocess_input", "decode_p
 
 
 def _channel_axis():
-    return 1 if backend.image_data_format() == "channels_first" else -1
+    return 1 if backend_config.image_data_format() == "channels_first" else -1
 
 
 def _add3(a):

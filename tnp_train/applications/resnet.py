@@ -1,7 +1,8 @@
 """ResNet50/101/152 (``tf.keras.applications.resnet``, TF 2.4.4): He et al. 2015, v1 blocks."""
 from __future__ import annotations
 
-from .. import backend, layers
+from .. import layers
+from ..backend import config as backend_config
 from . import imagenet_utils
 from ._common import check_weights_arg, finish, image_input, obtain_input_shape, pooled_top
 
@@ -11,7 +12,7 @@ _EPS = 1.001e-5
 
 
 def _bn_axis():
-    return 3 if backend.image_data_format() == "channels_last" else 1
+    return 3 if backend_config.image_data_format() == "channels_last" else 1
 
 
 def ResNet(stack_fn, preact, use_bias, model_name="resnet", include_top=True,  # noqa: N802
@@ -22,7 +23,7 @@ def ResNet(stack_fn, preact, use_bias, model_name="resnet", include_top=True,  #
         raise ValueError(f"Unknown argument(s): {kwargs}")
     check_weights_arg(weights, include_top, classes, model_name)
     input_shape = obtain_input_shape(input_shape, default_size=224, min_size=32,
-                                     data_format=backend.image_data_format(),
+                                     data_format=backend_config.image_data_format(),
                                      require_flatten=include_top, weights=weights)
     img_input = image_input(input_tensor, input_shape)
     bn_axis = _bn_axis()

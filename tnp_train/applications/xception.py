@@ -1,7 +1,8 @@
 """Xception (``tf.keras.applications.xception``, TF 2.4.4): Chollet 2017."""
 from __future__ import annotations
 
-from .. import backend, layers
+from .. import layers
+from ..backend import config as backend_config
 from . import imagenet_utils
 from ._common import finish, pooled_top, setup
 
@@ -13,7 +14,7 @@ def Xception(include_top=True, weights="imagenet", input_tensor=None, input_shap
     """``tf.keras.applications.Xception``; ``weights`` is None or a local HDF5 path here."""
     img_input, _ = setup("Xception", weights, include_top, classes, input_tensor, input_shape,
                          299, 71)
-    axis = 1 if backend.image_data_format() == "channels_first" else -1
+    axis = 1 if backend_config.image_data_format() == "channels_first" else -1
 
     def bn(name=None):
         return layers.BatchNormalization(axis=axis, name=name)

@@ -178,6 +178,9 @@ class Variable(tnp.ndarray, metaclass=_VariableMeta):
     """Mirrors ``tf.Variable(initial_value, trainable=True, name=None, dtype=None, ...,
     shape=None)``.
 
+    ``key`` (beyond TF): an int, unique among the variables of the process and fixed for the
+    variable's life, by which other code indexes it (never assign it).
+
     ``shape``: the initial value must be compatible with it (``None`` entries match any size),
     else ValueError, as in TF. Differs from TF: a variable keeps its initial value's shape (its
     buffer is updated in place), so ``None`` entries do not let ``assign`` change the shape, and
@@ -338,6 +341,15 @@ class Variable(tnp.ndarray, metaclass=_VariableMeta):
         return self.__deepcopy__({})
 
 
+# ``Variable.key``: an int, unique among the variables of this process and fixed for the
+# variable's life (no TF analogue), by which other code indexes a variable (an optimizer's
+# slots, a strategy's gradient buckets, ``ref()``'s hash). Read it, never assign it. It is the
+# ``_uid`` slot under its public name: read per variable and step by optimizers and
+# strategies, it costs what a slot costs (a property costs 5 times as much). A subclass standing
+# for a variable of another process (a parameter server's handle) overrides it with that
+# variable's key.
+Variable.key = Variable.__dict__["_uid"]
+
 _SIGNATURE = inspect.signature(Variable.__new__)
 
 
@@ -363,7 +375,7 @@ class _VariableRef:
         return self._var
 
     def __hash__(self):
-        return hash(self._var._uid)
+        return hash(self._var.key)
 
     def __eq__(self, other):
         return isinstance(other, _VariableRef) and other._var is self._var

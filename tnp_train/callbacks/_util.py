@@ -7,6 +7,8 @@ import numbers
 import sys
 import warnings
 
+from ..utils.logs import python_logs, to_python  # noqa: F401 - the callbacks take them here
+
 # Substrings of a monitored name for which "auto" mode means "higher is better".
 _MAX_HINTS = ("acc", "auc", "precision", "recall", "fmeasure")
 
@@ -39,26 +41,6 @@ def to_float(value):
     if isinstance(value, float):
         return value
     return float(to_python(value))
-
-
-def to_python(value):
-    """A 0-d log value (a tnp array on any device, or NumPy) as a Python number, as Keras's
-    ``to_numpy_or_python_type`` does; other values are returned as they are (predict outputs
-    stay tnp arrays: copying them to the host is the caller's choice)."""
-    if getattr(value, "ndim", None) != 0 or not hasattr(value, "item"):
-        return value
-    # the one read from the device: on a GPU it waits for the steps queued before it
-    x = value.item()
-    return float(x) if not isinstance(x, (bool, int, complex)) else x
-
-
-def python_logs(logs, exclude=()):
-    """``logs`` with its 0-d values made Python numbers, in place (the same dict is returned),
-    so each value is read from its device once however many callbacks look at it."""
-    for key, value in list(logs.items()):
-        if key not in exclude and not isinstance(value, (float, int, str)) and value is not None:
-            logs[key] = to_python(value)
-    return logs
 
 
 def echo(message):

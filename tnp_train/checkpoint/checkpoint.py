@@ -33,7 +33,7 @@ def _job_on_read_values(root):
     BatchNormalization's moving statistics) are written with the job's value, as TF saves a
     SyncOnReadVariable's aggregated value; each worker wrote its own local statistics before.
     Every worker must make the call, as in TF."""
-    from ..distribute import distribute_lib   # the strategies sit above checkpoints
+    from ..distribute import distribute_lib   # heavy: only a save under a strategy needs it
     return distribute_lib.job_on_read_values(lambda: [o for _, o in _graph.walk(root)])
 
 

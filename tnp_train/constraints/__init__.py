@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import tnp
 
+from ..backend.config import epsilon as _epsilon
 from ..utils.config_object import ConfigObject
 from ..utils.serialization import deserialize_keras_object, get_object, serialize_keras_object
 
 __all__ = ["Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm", "RadialConstraint",
            "max_norm", "min_max_norm", "non_neg", "unit_norm", "radial_constraint",
            "get", "serialize", "deserialize"]
-
-
-def _epsilon():
-    from .. import backend
-    return backend.epsilon()
 
 
 def _w(w):

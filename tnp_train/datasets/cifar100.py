@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from .. import backend
+from ..backend import config as backend_config
 from ._cifar import load_batch
 from ._files import locate
 
@@ -27,7 +27,7 @@ def load_data(label_mode="fine", path=None):
     x_test, y_test = load_batch(os.path.join(folder, "test"), label_key=label_mode + "_labels")
     y_train = np.reshape(y_train, (len(y_train), 1))
     y_test = np.reshape(y_test, (len(y_test), 1))
-    if backend.image_data_format() == "channels_last":
+    if backend_config.image_data_format() == "channels_last":
         x_train = x_train.transpose(0, 2, 3, 1)
         x_test = x_test.transpose(0, 2, 3, 1)
     return (x_train, y_train), (x_test, y_test)

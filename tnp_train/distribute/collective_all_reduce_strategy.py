@@ -8,7 +8,7 @@ worker 0's initial value (broadcast when it is made), so ranks seeded differentl
 from the same weights; ``synchronization``/``aggregation`` stay on the variable: ON_READ ones
 (metric totals and counts, BatchNormalization's moving statistics) are combined across workers
 when read in cross-replica context. Gradients are summed across workers by the optimizer's
-``gradient_aggregator`` (:class:`~.cross_device_ops.AllReduceGradients`, bucketed and
+``gradient_aggregator`` (:class:`~.gradient_reduction.AllReduceGradients`, bucketed and
 overlapping the backward pass). Worker 0 is the chief: it writes checkpoints and summaries.
 """
 from __future__ import annotations
@@ -18,14 +18,10 @@ import warnings
 import tnp
 
 from .collective_util import CommunicationImplementation, CommunicationOptions
-from .cross_device_ops import AllReduceGradients, PerReplicaGradients
 from .distribute_lib import Strategy, StrategyExtended, in_local_only_block
+from .gradient_reduction import AllReduceGradients, PerReplicaGradients
 
 __all__ = ["MultiWorkerMirroredStrategy", "ExperimentalMultiWorkerMirroredStrategy"]
-
-
-def _broadcast_into(a, ext):
-    ext._broadcast_arrays([a], root=0, comm=ext._worker_comm)
 
 
 def _global_index(resolver):
@@ -103,7 +99,6 @@ class CollectiveAllReduceExtended(StrategyExtended):
                          devices=devices if devices is not None and len(devices) > 1 else None)
         self._cluster_resolver = cluster_resolver
         self._communication_options = communication_options
-        self._aggregators = {}
 
     # ------------------------------------------------------------------ variables
     def _variable_creator(self, next_creator, **kwargs):
@@ -113,8 +108,10 @@ class CollectiveAllReduceExtended(StrategyExtended):
             def from_worker_0(primary):
                 if self._num_workers > 1 and not in_local_only_block():
                     # over the workers only: one replica thread of each makes the variable
-                    primary.update(_broadcast_into, self, constrain=False)
-            return mirror_variable(self, next_creator, kwargs, before_mirror=from_worker_0)
+                    primary.update(self._broadcast_from_worker_0, constrain=False)
+            v = mirror_variable(self, next_creator, kwargs, before_mirror=from_worker_0)
+            self._record_created(v)
+            return v
         init = kwargs.get("initial_value")
         if callable(init) and not isinstance(init, tnp.ndarray):
             kwargs["initial_value"] = init()
@@ -123,30 +120,32 @@ class CollectiveAllReduceExtended(StrategyExtended):
         v = next_creator(**kwargs)
         if self._num_workers > 1 and not in_local_only_block():
             # worker 0's initial value everywhere: ranks seeded differently start together
-            v.update(_broadcast_into, self, constrain=False)
+            v.update(self._broadcast_from_worker_0, constrain=False)
         self._record_created(v)
         return v
 
-    # ------------------------------------------------------------------ gradients
-    def _gradient_aggregator(self, optimizer):
-        """The aggregator summing ``optimizer``'s gradients over the workers (one per
-        optimizer), or None with one worker."""
-        if self._num_replicas_in_sync == 1:
-            return None
-        agg = self._aggregators.get(id(optimizer))
-        if agg is None or agg[0] is not optimizer:
-            n = self._num_replicas_in_sync
-            pack = self._communication_options.bytes_per_pack or None
-            if self._num_local > 1:
-                made = PerReplicaGradients(
-                    self, lambda comm: AllReduceGradients(comm, n, bucket_bytes=pack))
-            else:
-                made = AllReduceGradients(self._comm, n, bucket_bytes=pack)
-            agg = (optimizer, made)
-            self._aggregators[id(optimizer)] = agg
-        return agg[1]
+    def _broadcast_from_worker_0(self, a):
+        self._broadcast_arrays([a], root=0, comm=self._worker_comm)
 
-    def _rebind_workers(self, comm):
+    # ------------------------------------------------------------------ gradients
+    def _replica_aggregator_maker(self):
+        n = self._num_replicas_in_sync
+        pack = self._communication_options.bytes_per_pack or None
+        return lambda comm: AllReduceGradients(comm, n, bucket_bytes=pack)
+
+    def _new_gradient_aggregator(self):
+        """Sums an optimizer's gradients over the workers (each replica thread its own, with
+        several local replicas)."""
+        make = self._replica_aggregator_maker()
+        if self._num_local > 1:
+            return PerReplicaGradients(self, make)
+        return make(self._comm)
+
+    @property
+    def _elastic(self):        # the name before the public one
+        return self.elastic
+
+    def rebind_workers(self, comm):
         """Go on over ``comm`` (the survivors of a lost worker, see ``elastic``): this
         worker's index, the replica counts, the gradient aggregators and the job's world follow
         it; worker 0 of ``comm`` is the chief."""
@@ -162,12 +161,9 @@ class CollectiveAllReduceExtended(StrategyExtended):
             self._replica_comms = None
         for optimizer, agg in list(self._aggregators.values()):
             if isinstance(agg, PerReplicaGradients):
-                agg._by_replica.clear()
-                agg._make = (lambda comm, n=self._num_replicas_in_sync,
-                             pack=self._communication_options.bytes_per_pack or None:
-                             AllReduceGradients(comm, n, bucket_bytes=pack))
+                agg.remake(self._replica_aggregator_maker())
             else:
-                agg._rebind(comm, self._num_replicas_in_sync)
+                agg.rebind(comm, self._num_replicas_in_sync)
         self._cluster_resolver = SimpleClusterResolver(
             ClusterSpec({"worker": [f"rank-{i}" for i in range(self._num_workers)]}),
             task_type="worker", task_id=self._worker_index)
@@ -204,8 +200,8 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     def __repr__(self):
         ext = self._extended
-        return (f"<tt.distribute.MultiWorkerMirroredStrategy worker {ext._worker_index} of "
-                f"{ext._num_workers}>")
+        return (f"<tt.distribute.MultiWorkerMirroredStrategy worker {ext.worker_index} of "
+                f"{ext.num_workers}>")
 
 
 class ExperimentalMultiWorkerMirroredStrategy(MultiWorkerMirroredStrategy):

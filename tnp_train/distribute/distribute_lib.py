@@ -1,16 +1,8 @@
 """``Strategy``, ``StrategyExtended``, ``ReplicaContext`` and the default strategy (TF 2.4's
-``distribute_lib`` and ``distribution_strategy_context``).
-
-Which strategy is current, and in which context, is kept per thread, as TF keeps it per graph:
-
-* no strategy: the *default strategy* in its *default replica context*
-  (``get_replica_context()`` is a replica context of one replica, ``in_cross_replica_context()``
-  is False, ``has_strategy()`` is False);
-* inside ``strategy.scope()``: the *cross-replica context* of ``strategy``
-  (``get_replica_context()`` is None) with the strategy's variable creator active, so every
-  ``tt.Variable`` made there is the strategy's kind;
-* inside ``strategy.run(fn)`` (or ``merge_call``'s way back): a replica context of
-  ``strategy`` whose ``replica_id_in_sync_group`` says which replica runs.
+``distribute_lib``). Which strategy is current, and in which context, is kept per thread by
+:mod:`.context` (TF's ``distribution_strategy_context``), whose functions this module
+re-exports; the ON_READ reads of ``StrategyExtended`` are in :mod:`.on_read`, its replica
+threads in :mod:`.replica_threads`.
 
 Every strategy here runs one replica per process (``MultiWorkerMirroredStrategy`` one per MPI
 rank), so a strategy's extended object holds a collective communicator (``collective/``) and
@@ -31,167 +23,33 @@ from tnp.extend import (
     array_module, backend_array, device_of, is_floating, is_inexact, is_tnp_array, wrap,
 )
 
-from ..autodiff import (Variable, VariableAggregation, VariableSynchronization, custom_gradient,
-                        variable_creator_scope)
+from ..autodiff import Variable, custom_gradient, variable_creator_scope
 from ..autodiff.tape import hand_written_backward
 from ..autodiff.variables import creator_stack, current_creators
+from ..optimizers.gradient_aggregator import GradientAggregator
 from ..utils import tree as _tree
 from ..utils.random import ReplicaGenerators, replica_draws, set_thread_stream
 from . import values as _values
 from .collective.base import CollectiveError as _CollectiveError
-from .distributed_variables import SyncOnReadVariable, current_replica, replica_scope
-from tnp.extend import version as _version  # noqa: E402 - the carried sums' check
+from .context import (  # noqa: F401 - re-exported: the API of the current context
+    _Context, _current, _default_context, _default_replica_ctx, _get_default_strategy,
+    _register_strategy, _require_cross_replica_or_default, _stack, experimental_set_strategy,
+    get_cross_replica_context, get_replica_context, get_strategy, get_strategy_if_any,
+    has_strategy, in_cross_replica_context, in_local_only_block, live_strategies, local_only,
+    replica_batch_rows)
 from .cross_device_ops import all_reduce_arrays
+from .distributed_variables import current_replica, replica_scope
 from .input_lib import rows_of
 from .input_options import InputContext, InputReplicationMode, RunOptions
+from .on_read import (  # noqa: F401 - re-exported: what metrics, layers and checkpoints call
+    OnReadState, global_metric_result, in_on_read_values, job_on_read_values)
 from .reduce_util import ReduceOp, as_reduce_op
+from .replica_threads import MergeRendezvous, ReplicaThreads
 
 __all__ = ["Strategy", "StrategyExtended", "ReplicaContext", "InputContext", "ValueContext",
            "RunOptions", "InputReplicationMode", "get_strategy", "has_strategy",
            "in_cross_replica_context", "get_replica_context", "get_cross_replica_context",
            "experimental_set_strategy", "local_only"]
-
-
-# ================================================================ the current context
-_local = threading.local()
-
-
-class _Context:
-    __slots__ = ("strategy", "replica_context")
-
-    def __init__(self, strategy, replica_context):
-        self.strategy = strategy
-        self.replica_context = replica_context     # None: cross-replica context
-
-
-def _stack():
-    s = getattr(_local, "stack", None)
-    if s is None:
-        s = _local.stack = []
-    return s
-
-
-def _current():
-    s = _stack()
-    return s[-1] if s else _default_context()
-
-
-def get_strategy():
-    """Mirrors ``tf.distribute.get_strategy()``: the current strategy (the default strategy
-    outside every scope)."""
-    return _current().strategy
-
-
-def has_strategy():
-    """Mirrors ``tf.distribute.has_strategy()``: whether a non-default strategy is current."""
-    return _current().strategy is not _get_default_strategy()
-
-
-def get_strategy_if_any():
-    """The current non-default strategy, or None: ``has_strategy()`` for code that runs on every
-    call (a loss's reduction check) and needs the strategy only when there is one."""
-    s = getattr(_local, "stack", None)
-    if not s:
-        return None
-    strategy = s[-1].strategy
-    return None if strategy is _get_default_strategy() else strategy
-
-
-def in_cross_replica_context():
-    """Mirrors ``tf.distribute.in_cross_replica_context()``: True inside a strategy's scope and
-    outside its replica functions (False without a strategy, as in TF)."""
-    return _current().replica_context is None
-
-
-def get_replica_context():
-    """Mirrors ``tf.distribute.get_replica_context()``: the current ``ReplicaContext``; the
-    default one without a strategy, None in a cross-replica context."""
-    return _current().replica_context
-
-
-def replica_batch_rows(size=None):
-    """``(n, lo, hi)`` when the current replica's batch is rows ``[lo, hi)`` of a global batch
-    of ``n`` rows the strategy split (and, when ``size`` is given, it has ``size`` rows); else
-    None (outside a replica function, or on data the strategy did not split)."""
-    ctx = _current().replica_context
-    rows = getattr(ctx, "_batch_rows", None)
-    if rows is None or (size is not None and rows[2] - rows[1] != int(size)):
-        return None
-    return rows
-
-
-def get_cross_replica_context():
-    """The current strategy in a cross-replica context, else None (TF's
-    ``distribution_strategy_context.get_cross_replica_context``)."""
-    ctx = _current()
-    return ctx.strategy if ctx.replica_context is None else None
-
-
-def experimental_set_strategy(strategy):
-    """Mirrors ``tf.distribute.experimental_set_strategy(strategy)``: make ``strategy`` current
-    on this thread without a ``with`` block (its scope stays entered until the next call; None
-    leaves it). RuntimeError inside another strategy's scope."""
-    old = getattr(_local, "global_scope", None)
-    if old is not None:
-        _local.global_scope = None
-        old.__exit__(None, None, None)
-    if has_strategy():
-        raise RuntimeError("experimental_set_strategy: must not be called inside a "
-                           "tt.distribute.Strategy scope")
-    if strategy is not None:
-        scope = strategy.scope()
-        scope.__enter__()
-        _local.global_scope = scope
-
-
-def _require_cross_replica_or_default(strategy, what):
-    ctx = _current()
-    if ctx.replica_context is None:
-        if ctx.strategy is not strategy and ctx.strategy is not _get_default_strategy():
-            raise RuntimeError(f"{what}: called in the cross-replica context of another "
-                               f"strategy ({type(ctx.strategy).__name__}); enter this "
-                               f"strategy's scope instead")
-        return
-    if ctx.strategy is _get_default_strategy() and ctx.replica_context is _default_replica_ctx():
-        return
-    raise RuntimeError(f"{what}: method requires being in cross-replica context, use "
-                       f"get_replica_context().merge_call()")
-
-
-_live = weakref.WeakSet()
-_live_lock = threading.Lock()
-
-
-def live_strategies():
-    """The non-default strategies that exist (to find the one a model's variables were made
-    in)."""
-    with _live_lock:
-        return list(_live)
-
-
-# ---------------------------------------------------------------- blocks run by some ranks only
-def local_only():
-    """A block that only some ranks run (the chief's checkpoint and summary writes): variables
-    made in it are not broadcast from worker 0 (a broadcast that the other ranks never join
-    would stall the job). Nothing else changes."""
-    return _LocalOnly()
-
-
-class _LocalOnly:
-    __slots__ = ()
-
-    def __enter__(self):
-        _local.local_only = getattr(_local, "local_only", 0) + 1
-        return self
-
-    def __exit__(self, *exc):
-        _local.local_only -= 1
-        return False
-
-
-def in_local_only_block():
-    """Whether this thread runs inside :func:`local_only`."""
-    return getattr(_local, "local_only", 0) > 0
 
 
 # ================================================================ small public classes
@@ -237,8 +95,7 @@ class Strategy:
     def __init__(self, extended):
         self._extended = extended
         if not isinstance(self, _DefaultDistributionStrategy):
-            with _live_lock:
-                _live.add(self)
+            _register_strategy(self)
 
     @property
     def extended(self):
@@ -248,7 +105,7 @@ class Strategy:
     @property
     def num_replicas_in_sync(self):
         """The number of replicas whose gradients are combined (all workers together)."""
-        return self._extended._num_replicas_in_sync
+        return self._extended.num_replicas_in_sync
 
     @property
     def cluster_resolver(self):
@@ -294,7 +151,7 @@ class Strategy:
     def experimental_local_results(self, value):
         """Mirrors ``Strategy.experimental_local_results(value)``: a tuple of this worker's
         per-replica values."""
-        return _values.local_results(value, self._extended._num_local)
+        return _values.local_results(value, len(self._extended.local_devices))
 
     # ------------------------------------------------------------------ input
     def experimental_distribute_dataset(self, dataset, options=None):
@@ -318,13 +175,14 @@ class Strategy:
         """Mirrors ``Strategy.experimental_distribute_values_from_function(value_fn)``:
         ``value_fn(ValueContext)`` for each local replica; the values as per-replica values."""
         ext = self._extended
+        devices = ext.local_devices
         vals = []
-        for i in range(ext._num_local):
-            v = value_fn(ValueContext(ext._replica_id_base + i, ext._num_replicas_in_sync))
-            if ext._num_local > 1:
+        for i, replica_id in enumerate(ext.local_replica_ids):
+            v = value_fn(ValueContext(replica_id, ext.num_replicas_in_sync))
+            if len(devices) > 1:
                 # each replica's value on its device, as TF places it
                 from .input_lib import _to_device
-                v = _to_device(v, ext._local_devices[i])
+                v = _to_device(v, devices[i])
             vals.append(v)
         return _values.regroup(vals, always_wrap=False,
                                where="experimental_distribute_values_from_function")
@@ -383,13 +241,16 @@ class _StrategyScope:
 
 
 # ================================================================ StrategyExtended
-class StrategyExtended:
+class StrategyExtended(OnReadState):
     """Mirrors ``tf.distribute.StrategyExtended``: the APIs for distribution-aware code, and
-    the machinery of a strategy with one replica per process: ``communicator`` (a collective
-    ``Communicator``, None for one process) and ``device`` (None: the default device at each
-    call)."""
+    the machinery of a strategy with one replica per process (or one per local device, in
+    threads). Beyond TF, what other code may read of the job: :attr:`communicator`,
+    :attr:`worker_communicator`, :attr:`num_workers`, :attr:`worker_index`,
+    :attr:`local_devices`, :attr:`local_replica_ids`, :attr:`num_replicas_in_sync`; and the
+    gradient aggregator it gives optimizers (:meth:`install_gradient_aggregator`)."""
 
     _variable_creator = None    # strategies that own their variables set a creator
+    elastic = None              # settings of a job that survives lost workers (see elastic)
 
     def __init__(self, container_strategy, communicator=None, device=None, devices=None):
         self._container_strategy_ref = container_strategy
@@ -414,20 +275,55 @@ class StrategyExtended:
         self._replica_id_base = rank * self._num_local
         self._created = set()      # hash(v.ref()) of the variables made in the scope
         self._created_lock = threading.Lock()
+        self._aggregators = {}     # id(optimizer) -> (optimizer, its gradient aggregator)
 
     def _container_strategy(self):
         return self._container_strategy_ref
 
+    # ------------------------------------------------------------------ the job
     @property
-    def _comm(self):
-        """The communicator of the calling context: a replica thread's own (its rank the
-        replica's id, its size every replica of the job), else the workers' (None: one
-        process)."""
+    def communicator(self):
+        """The collective communicator of the calling context: a replica thread's own (its
+        rank the replica's id, its size every replica of the job), else the workers' (None:
+        one process)."""
         if self._num_local > 1:
             r = current_replica()
             if r is not None and r[0] is self:
                 return self._local_comms()[r[1]]
         return self._worker_comm
+
+    _comm = communicator
+
+    @property
+    def worker_communicator(self):
+        """The communicator of the job's workers, one rank per process (None: one process)."""
+        return self._worker_comm
+
+    @property
+    def num_workers(self):
+        """The number of workers (processes) whose replicas are in sync."""
+        return self._num_workers
+
+    @property
+    def worker_index(self):
+        """This worker's index among them (0 is the chief)."""
+        return self._worker_index
+
+    @property
+    def local_devices(self):
+        """The devices of this worker's replicas, one each, in replica order (an entry None:
+        the default device at each call)."""
+        return self._local_devices
+
+    @property
+    def local_replica_ids(self):
+        """The ``replica_id_in_sync_group`` of this worker's replicas (a range)."""
+        return range(self._replica_id_base, self._replica_id_base + self._num_local)
+
+    @property
+    def num_replicas_in_sync(self):
+        """The number of replicas whose gradients are combined (all workers together)."""
+        return self._num_replicas_in_sync
 
     # ------------------------------------------------------------------ description
     def _device_name(self, device=None):
@@ -577,7 +473,7 @@ class StrategyExtended:
             from .collective import HierarchicalCommunicator
             members = [HierarchicalCommunicator(m, worker) for m in members]
         self._replica_group = group
-        self._rendezvous = _MergeRendezvous(self._num_local, group.timeout_seconds)
+        self._rendezvous = MergeRendezvous(self._num_local, group.timeout_seconds)
         return members
 
     def _nccl_group(self, timeout):
@@ -628,7 +524,7 @@ class StrategyExtended:
         self._local_comms()
         with self._replica_lock:
             if self._replicas is None:
-                self._replicas = _ReplicaThreads(self._num_local)
+                self._replicas = ReplicaThreads(self._num_local)
             threads = self._replicas
         gens = self._replica_gens.begin(self._num_local)
 
@@ -655,7 +551,7 @@ class StrategyExtended:
         self._replica_gens.end()
         return _values.regroup(results)
 
-    def _merge_in_replicas(self, index, merge_fn, args, kwargs):
+    def merge_in_replicas(self, index, merge_fn, args, kwargs):
         """``ReplicaContext.merge_call`` from local replica ``index``: once every local replica
         has called it, ``merge_fn(strategy, *args, **kwargs)`` runs once in cross-replica
         context (per-replica arguments regrouped as PerReplica values) and each replica gets
@@ -739,8 +635,9 @@ class StrategyExtended:
             out.append(tnp.true_divide(s, denom))
         return _tree.pack_sequence_as(value, out)
 
-    def _gather_arrays(self, arrays, axis, where):
-        """Each array concatenated along ``axis`` over all replicas, in replica order."""
+    def gather_arrays(self, arrays, axis, where="StrategyExtended.gather_arrays"):
+        """Each array (a tnp array, this replica's) concatenated along ``axis`` over all
+        replicas, in replica order (errors name ``where``)."""
         out = []
         for a in arrays:
             a = _plain(_as_array(a))
@@ -770,7 +667,7 @@ class StrategyExtended:
         for x in leaves:
             parts = [_plain(_as_array(p, dest)) for p in _values.local_results(x, None)]
             local.append(parts[0] if len(parts) == 1 else tnp.concatenate(parts, axis=axis))
-        return _tree.pack_sequence_as(value, self._gather_arrays(local, int(axis), where))
+        return _tree.pack_sequence_as(value, self.gather_arrays(local, int(axis), where))
 
     def _broadcast_arrays(self, arrays, root=0, comm=None):
         """Backend arrays written in place with ``root``'s values (over ``comm``, default the
@@ -788,305 +685,46 @@ class StrategyExtended:
             got = comm.broadcast(flat.view(_np.uint8), root=root)
             a[...] = got.view(a.dtype).reshape(a.shape)
 
-    def _gradient_aggregator(self, optimizer):
-        """The object summing ``optimizer``'s gradients over the replicas (an optimizer's
-        ``gradient_aggregator``), or None when there is one replica."""
-        return None
+    def all_reduce_arrays(self, op, arrays):
+        """``arrays`` (tnp arrays, this worker's contributions) combined over all workers with
+        ``op`` ("sum", or "mean" over ``num_replicas_in_sync``): new tnp arrays, in order."""
+        return self._all_reduce_arrays(op, arrays)
 
-    # ------------------------------------------------------------------ ON_READ state
-    def _on_read_carry_parts(self, variables):
-        """For a gradient aggregator carrying ON_READ state with the gradients: the plain
-        ON_READ SUM variables among ``variables``, this worker's parts (backend arrays) and
-        their versions, or None when there are none (or copies per local replica)."""
+    # ------------------------------------------------------------------ gradients
+    def gradient_aggregator(self, optimizer):
+        """The ``GradientAggregator`` summing ``optimizer``'s gradients over the replicas (one
+        per optimizer, made on the first call), or None with one replica."""
         if self._num_replicas_in_sync == 1:
             return None
-        chosen, parts, versions = [], [], []
-        for v in variables:
-            if isinstance(v, Variable) and v.synchronization is VariableSynchronization.ON_READ:
-                if isinstance(v, SyncOnReadVariable):
-                    return None
-                if v.aggregation is VariableAggregation.SUM:
-                    chosen.append(v)
-                    parts.append(backend_array(v))
-                    versions.append(_version(v))
-        return (chosen, parts, versions) if chosen else None
-
-    def _on_read_carried(self, variables, versions, sums):
-        """The sums over the workers of ``variables`` at ``versions`` (a gradient aggregator
-        carried them with the step): :meth:`_read_on_read` uses them while the variables are
-        unchanged since (the same on every rank, which run the same steps), instead of a
-        collective of its own."""
-        self._on_read_sums = {v._uid: (ver, s) for v, ver, s in zip(variables, versions, sums)}
-
-    def _carried_sums(self, variables, idx):
-        """The carried sums of ``variables[i]`` for every ``i`` in ``idx``, or None unless
-        every one is there and unchanged."""
-        cache = getattr(self, "_on_read_sums", None)
-        if not cache:
-            return None
-        out = []
-        for i in idx:
-            v = variables[i]
-            hit = cache.get(v._uid)
-            if hit is None or hit[0] != _version(v):
+        entry = self._aggregators.get(id(optimizer))
+        if entry is None or entry[0] is not optimizer:
+            made = self._new_gradient_aggregator()
+            if made is None:
                 return None
-            out.append(hit[1])
-        return out
+            _made_by_strategies.add(made)
+            entry = self._aggregators[id(optimizer)] = (optimizer, made)
+        return entry[1]
 
-    def _read_on_read(self, variables):
-        """The values of ``variables`` as read in cross-replica context (new tnp arrays):
-        ON_READ ones combined across replicas by their aggregation, in one collective per
-        dtype; the others as they are."""
-        out = [None] * len(variables)
-        by_op = {"sum": [], "mean": [], "first": []}
-        for i, v in enumerate(variables):
-            if isinstance(v, Variable) and v.synchronization is VariableSynchronization.ON_READ \
-                    and self._num_replicas_in_sync > 1:
-                agg = v.aggregation
-                key = ("sum" if agg is VariableAggregation.SUM else
-                       "mean" if agg is VariableAggregation.MEAN else
-                       "first" if agg is VariableAggregation.ONLY_FIRST_REPLICA else None)
-                if key is not None:
-                    by_op[key].append(i)
-                    continue
-            out[i] = wrap(backend_array(v).copy(), device_of(v))
-        carried = self._carried_sums(variables, by_op["sum"]) if by_op["sum"] else None
-        if carried is not None:
-            for i, c in zip(by_op["sum"], carried):
-                out[i] = wrap(c.copy(), device_of(variables[i]))
-            by_op["sum"] = []
-        for op in ("sum", "mean"):
-            idx = by_op[op]
-            if idx:
-                # a process of several replicas adds the sum of its copies (MEAN divides by
-                # every replica of the job)
-                red = self._all_reduce_arrays(op, [_on_read_part(variables[i]) for i in idx])
-                for i, r in zip(idx, red):
-                    out[i] = r
-        if by_op["first"]:
-            copies = [backend_array(variables[i]).copy() for i in by_op["first"]]
-            self._broadcast_arrays(copies, root=0, comm=self._worker_comm)
-            for i, c in zip(by_op["first"], copies):
-                out[i] = wrap(c, device_of(variables[i]))
-        return out
+    def _new_gradient_aggregator(self):
+        """A new aggregator over this strategy's replicas (strategies of several replicas)."""
+        return None
 
-    @contextlib.contextmanager
-    def _on_read_values(self, variables):
-        """Inside the block, each ON_READ variable among ``variables`` holds its value as read
-        in cross-replica context (a metric's total summed over replicas), so any code reading
-        it (a metric's ``result``) sees the global value; the local state is put back after.
-        One collective per dtype; no-op with one replica."""
-        on_read = [v for v in variables if isinstance(v, Variable) and
-                   v.synchronization is VariableSynchronization.ON_READ]
-        if self._num_replicas_in_sync == 1 or not on_read:
-            yield
+    def install_gradient_aggregator(self, optimizer):
+        """Give ``optimizer`` (the inner one of a ``LossScaleOptimizer``) this strategy's
+        gradient aggregator, as ``compile`` does, unless it was given one of its own (TF 2.4
+        then calls the user's); one a strategy installed before is replaced."""
+        inner = getattr(optimizer, "inner_optimizer", None) or optimizer
+        agg = self.gradient_aggregator(inner)
+        if agg is None:
             return
-        values = self._read_on_read(on_read)
-        _local.on_read = getattr(_local, "on_read", 0) + 1
-        copies = [v for v in on_read if isinstance(v, SyncOnReadVariable)]
-        plain = [(v, val) for v, val in zip(on_read, values)
-                 if not isinstance(v, SyncOnReadVariable)]
-        # a variable with per-replica copies reads the global value while the copies stay
-        for v, val in zip(on_read, values):
-            if isinstance(v, SyncOnReadVariable):
-                v._override = backend_array(val)
-        saved = [backend_array(v).copy() for v, _ in plain]
-        for v, val in plain:
-            v.update(_assign_into, val)
-        try:
-            yield
-        finally:
-            _local.on_read -= 1
-            for v in copies:
-                v._override = None
-            for (v, _), s in zip(plain, saved):
-                v.update(_assign_into, wrap(s, device_of(v)))
+        current = inner.gradient_aggregator
+        if current == inner.aggregate_gradients or (
+                isinstance(current, GradientAggregator) and current in _made_by_strategies):
+            inner.gradient_aggregator = agg
 
 
-def _assign_into(a, v):
-    a[...] = v
-
-
-@contextlib.contextmanager
-def job_on_read_values(variables):
-    """Under a multi-worker strategy, the ON_READ variables among ``variables()`` (a callable,
-    called only then) hold the job's value inside the block: what TF reads from a
-    SyncOnReadVariable in cross-replica context (BatchNormalization's moving statistics
-    averaged over the workers), for ``get_weights`` and checkpoint writes. One collective, so
-    every worker must run the block, as in TF. Nothing happens without such a strategy, inside
-    a block only some ranks run (the chief's writes, whose ``chief_only`` combined the model's
-    state first), inside one that combined them already, or in a replica function."""
-    strategies = [s for s in live_strategies() if getattr(s.extended, "_num_workers", 1) > 1]
-    if not strategies or in_local_only_block() or in_on_read_values() or \
-            (has_strategy() and not in_cross_replica_context()):
-        yield       # (in a replica function a read is the replica's own, as in TF)
-        return
-    on_read = [v for v in variables() if isinstance(v, Variable) and
-               v.synchronization is VariableSynchronization.ON_READ]
-    with contextlib.ExitStack() as stack:
-        for s in strategies:
-            mine = [v for v in on_read if s.extended.variable_created_in_scope(v)]
-            if mine:
-                stack.enter_context(s.extended._on_read_values(mine))
-        yield
-
-
-def in_on_read_values():
-    """Whether this thread runs inside ``_on_read_values`` (the ON_READ state already holds the
-    job's values)."""
-    return getattr(_local, "on_read", 0) > 0
-
-
-def global_metric_result(strategy, metric, result_fn):
-    """``result_fn(metric)`` on the metric's state combined over every replica of
-    ``strategy`` (the metrics' ``result`` wrapper); as it is inside a block that already
-    combined it (``fit``'s logs) or in another strategy's context."""
-    if getattr(_local, "on_read", 0):
-        return result_fn(metric)
-    ctx = _current()
-    if ctx.strategy is not strategy and ctx.strategy is not _get_default_strategy():
-        return result_fn(metric)
-
-    def merged(s):
-        with s.extended._on_read_values(metric.variables):
-            r = result_fn(metric)
-            return tnp.copy(r) if isinstance(r, Variable) else r
-    if ctx.replica_context is not None and ctx.strategy is strategy:
-        return ctx.replica_context.merge_call(merged)
-    return merged(strategy)
-
-
-def _on_read_part(v):
-    """What this process adds to the cross-worker reduction of ON_READ variable ``v``."""
-    if isinstance(v, SyncOnReadVariable):
-        return wrap(v.local_contribution(), device_of(v))
-    return _plain(v)
-
-
-# ================================================================ replica threads
-class _ReplicaThreads:
-    """One long-lived daemon thread per local replica (TF's ``_MirroredReplicaThread``s):
-    ``run(job)`` calls ``job(i)`` on thread ``i`` and waits for all of them."""
-
-    def __init__(self, n):
-        import queue
-        self._queues = [queue.SimpleQueue() for _ in range(n)]
-        self._threads = []
-        for i, q in enumerate(self._queues):
-            t = threading.Thread(target=self._loop, args=(q,), name=f"replica {i}",
-                                 daemon=True)
-            t.start()
-            self._threads.append(t)
-
-    @staticmethod
-    def _loop(q):
-        while True:
-            task = q.get()
-            if task is None:
-                return
-            task()
-
-    def run(self, job, on_error):
-        """``(results, errors)``: each replica's result in order, and ``(when, replica,
-        exception)`` for each that raised (``on_error(exc)`` is called at once, so the others
-        stop waiting for it)."""
-        import time
-        n = len(self._queues)
-        results = [None] * n
-        errors = []
-        done = threading.Semaphore(0)
-        lock = threading.Lock()
-
-        def task_for(i):
-            def task():
-                try:
-                    results[i] = job(i)
-                except BaseException as e:       # re-raised in the calling thread
-                    with lock:
-                        errors.append((time.monotonic(), i, e))
-                    try:
-                        on_error(e)
-                    except BaseException:
-                        pass
-                finally:
-                    done.release()
-            return task
-
-        for i, q in enumerate(self._queues):
-            q.put(task_for(i))
-        for _ in range(n):
-            done.acquire()
-        return results, errors
-
-
-class _MergeRendezvous:
-    """The meeting point of ``merge_call`` across the local replica threads."""
-
-    def __init__(self, n, timeout):
-        self._n = n
-        self._timeout = timeout
-        self._cond = threading.Condition()
-        self._entries = [None] * n
-        self._count = 0
-        self._generation = 0
-        self._outcome = None
-        self._broken = None
-
-    def break_(self, error):
-        with self._cond:
-            if self._broken is None:
-                self._broken = error
-            self._cond.notify_all()
-
-    def merge(self, index, entry, run):
-        import time
-        with self._cond:
-            if self._broken is not None:
-                raise _CollectiveError(f"merge_call: replica {index} cannot merge: another "
-                                       f"replica failed: {self._broken!r}")
-            gen = self._generation
-            if self._entries[index] is not None:
-                raise RuntimeError(f"merge_call: replica {index} called merge_call twice "
-                                   f"before the others arrived")
-            self._entries[index] = entry
-            self._count += 1
-            last = self._count == self._n
-            if last:
-                entries = self._entries
-                self._entries = [None] * self._n
-                self._count = 0
-        if last:
-            try:
-                outcome = (run(entries), None)
-            except BaseException as e:
-                outcome = (None, e)
-            with self._cond:
-                self._outcome = outcome
-                self._generation += 1
-                self._cond.notify_all()
-        else:
-            deadline = time.monotonic() + self._timeout
-            with self._cond:
-                while self._generation == gen and self._broken is None:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        missing = [i for i, e in enumerate(self._entries) if e is None]
-                        err = _CollectiveError(
-                            f"merge_call: replica {index} waited {self._timeout:g} s for "
-                            f"replica(s) {missing} to call merge_call (every replica must "
-                            f"call it the same number of times)")
-                        self._broken = err
-                        self._cond.notify_all()
-                        raise err
-                    self._cond.wait(left)
-                if self._generation == gen:
-                    raise _CollectiveError(f"merge_call: replica {index} cannot merge: another "
-                                           f"replica failed: {self._broken!r}")
-                outcome = self._outcome
-        result, error = outcome
-        if error is not None:
-            raise error
-        return result
+# the aggregators the strategies made (a user's own is never replaced by compile)
+_made_by_strategies = weakref.WeakSet()
 
 
 # ================================================================ ReplicaContext
@@ -1144,7 +782,7 @@ class ReplicaContext:
         r = current_replica()
         ext = self._strategy.extended
         if r is not None and r[0] is ext:
-            return ext._merge_in_replicas(r[1], merge_fn, args, kwargs or {})
+            return ext.merge_in_replicas(r[1], merge_fn, args, kwargs or {})
         ctx = _Context(self._strategy, None)
         _stack().append(ctx)
         try:
@@ -1164,7 +802,7 @@ class ReplicaContext:
             return value
         float_leaves = all(is_floating(x.dtype) for x in leaves)
         if not float_leaves:
-            return _tree.pack_sequence_as(value, ext._all_reduce_arrays(op, leaves))
+            return _tree.pack_sequence_as(value, ext.all_reduce_arrays(op, leaves))
         return _tree.pack_sequence_as(value, _differentiable_all_reduce(ext, op, leaves))
 
     def all_gather(self, value, axis, options=None):
@@ -1177,7 +815,7 @@ class ReplicaContext:
         out = []
         for x in leaves:
             if not is_floating(x.dtype):
-                out.append(ext._gather_arrays([x], axis, "ReplicaContext.all_gather")[0])
+                out.append(ext.gather_arrays([x], axis, "ReplicaContext.all_gather")[0])
                 continue
             out.append(_differentiable_gather(ext, x, axis))
         return _tree.pack_sequence_as(value, out)
@@ -1189,12 +827,12 @@ class ReplicaContext:
 
 def _differentiable_gather(ext, x, axis):
     ax = axis % x.ndim if x.ndim else axis
-    sizes = ext._gather_arrays([tnp.asarray(_np.array([x.shape[ax] if x.ndim else 0],
+    sizes = ext.gather_arrays([tnp.asarray(_np.array([x.shape[ax] if x.ndim else 0],
                                                        _np.int64))], 0,
                                "ReplicaContext.all_gather")[0]
     sizes = [int(s) for s in _np.asarray(sizes.to_device("cpu") if device_of(sizes).is_gpu
                                          else sizes)]
-    comm = ext._comm
+    comm = ext.communicator
     me = 0 if comm is None else comm.rank       # this replica's place among all replicas
     lo = sum(sizes[:me])
 
@@ -1205,10 +843,10 @@ def _differentiable_gather(ext, x, axis):
 
     @custom_gradient
     def gather(v):
-        y = ext._gather_arrays([v], axis, "ReplicaContext.all_gather")[0]
+        y = ext.gather_arrays([v], axis, "ReplicaContext.all_gather")[0]
 
         def grad(dy):
-            return mine(ext._all_reduce_arrays("sum", [_as_array(dy)])[0])
+            return mine(ext.all_reduce_arrays("sum", [_as_array(dy)])[0])
 
         def recorded(dy):   # a gradient of a gradient: the same all-reduce, differentiable
             return mine(_differentiable_all_reduce(ext, "sum", [_as_array(dy)])[0])
@@ -1218,18 +856,18 @@ def _differentiable_gather(ext, x, axis):
 
 
 def _differentiable_all_reduce(ext, op, xs):
-    """``ext._all_reduce_arrays(op, xs)`` as one tape node whose gradient is the same all-reduce
+    """``ext.all_reduce_arrays(op, xs)`` as one tape node whose gradient is the same all-reduce
     of the cotangents, itself differentiable (so gradients of gradients see it). Either path
     runs exactly one all-reduce, so replicas stay in step whichever each takes."""
     @custom_gradient
     def reduce(*xs):
-        ys = ext._all_reduce_arrays(op, list(xs))
+        ys = ext.all_reduce_arrays(op, list(xs))
 
         def cotangents(dys):
             return [tnp.zeros_like(x) if d is None else _as_array(d) for x, d in zip(xs, dys)]
 
         def grad(*dys):
-            return tuple(ext._all_reduce_arrays(op, cotangents(dys)))
+            return tuple(ext.all_reduce_arrays(op, cotangents(dys)))
 
         def recorded(*dys):
             return tuple(_differentiable_all_reduce(ext, op, cotangents(dys)))
@@ -1267,33 +905,6 @@ class _DefaultDistributionStrategy(Strategy):
         return dataset_fn(InputContext())
 
 
-_default = {}
-_default_lock = threading.Lock()
-
-
-def _get_default_strategy():
-    s = _default.get("strategy")
-    if s is None:
-        with _default_lock:
-            s = _default.get("strategy")
-            if s is None:
-                s = _DefaultDistributionStrategy()
-                _default["replica_ctx"] = ReplicaContext(s, 0)
-                _default["context"] = _Context(s, _default["replica_ctx"])
-                _default["strategy"] = s
-    return s
-
-
-def _default_replica_ctx():
-    _get_default_strategy()
-    return _default["replica_ctx"]
-
-
-def _default_context():
-    _get_default_strategy()
-    return _default["context"]
-
-
 # ================================================================ optimizers
 def aggregate_gradients(optimizer, grads_and_vars):
     """``Optimizer.aggregate_gradients`` under the current strategy: the pairs unchanged with
@@ -1307,4 +918,4 @@ def aggregate_gradients(optimizer, grads_and_vars):
         raise RuntimeError(f"{optimizer.name}.apply_gradients() cannot be called in "
                            f"cross-replica context of {strategy!r}; call it in a replica "
                            f"function (strategy.run)")
-    return strategy.extended._gradient_aggregator(optimizer)(grads_and_vars)
+    return strategy.extended.gradient_aggregator(optimizer).reduce(grads_and_vars)

@@ -59,12 +59,13 @@ def enable_elastic_training(strategy, min_workers=1):
     # a dead peer is noticed only inside MPI calls (ULFM): no shared-memory gradient plans
     from .collective.shm import set_shared_memory
     set_shared_memory(False)
-    strategy.extended._elastic = _Elastic(min_workers)
+    strategy.extended.elastic = _Elastic(min_workers)
     return strategy
 
 
 def is_elastic(strategy):
-    return getattr(strategy.extended, "_elastic", None) is not None
+    """Whether ``strategy`` survives lost workers (:func:`enable_elastic_training`)."""
+    return strategy.extended.elastic is not None
 
 
 def subscribe(fn):
@@ -93,21 +94,21 @@ def recover(strategy, error, variables, applied_here):
     whether the chief had applied the interrupted step's update. ``error.lost`` becomes the
     old ranks the shrink left out, so every survivor reports the same ones."""
     ext = strategy.extended
-    state = ext._elastic
-    old = ext._num_workers
-    survivors = ext._worker_comm.shrink()
+    state = ext.elastic
+    old = ext.num_workers
+    survivors = ext.worker_communicator.shrink()
     # What this rank detected can be nothing at all (it learnt of the death from a peer's
     # revoke before its own failure detector saw it) or fewer ranks than died; the shrink is
     # the same on every survivor. Put in the error, since fit's on_workers_changed logs read it
     # there.
     error.lost = tuple(survivors.lost_at_shrink)
-    ext._rebind_workers(survivors)
-    new = ext._num_workers
+    ext.rebind_workers(survivors)
+    new = ext.num_workers
     if new < state.min_workers:
         raise RuntimeError(f"elastic training: {new} worker(s) left after losing "
                            f"{list(error.lost)}, fewer than min_workers="
                            f"{state.min_workers}") from error
-    comm = ext._worker_comm
+    comm = ext.worker_communicator
     applied = bool(comm.broadcast_object(bool(applied_here), root=0))
     for v in variables:
         v.update(_broadcast_into, comm, constrain=False)

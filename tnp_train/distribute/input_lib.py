@@ -220,14 +220,14 @@ class DistributedDataset:
         ext = strategy.extended
         self._strategy = strategy
         self._options = options
-        self._num_workers = ext._num_workers
-        self._worker = ext._worker_index
-        self._num_replicas = ext._num_replicas_in_sync
-        self._num_local = ext._num_local
-        self._replica_base = ext._replica_id_base
-        self._devices = ext._local_devices
-        self._device = ext._device
-        self._comm = ext._comm
+        self._num_workers = ext.num_workers
+        self._worker = ext.worker_index
+        self._num_replicas = ext.num_replicas_in_sync
+        self._devices = ext.local_devices
+        self._num_local = len(self._devices)
+        self._replica_base = ext.local_replica_ids.start
+        self._device = self._devices[0]
+        self._comm = ext.communicator
         self._policy = auto_shard_policy(dataset) if isinstance(dataset, Dataset) else "DATA"
         if self._policy not in ("AUTO", "DATA", "FILE", "OFF", "HINT"):
             raise ValueError(f"experimental_distribute_dataset: unknown auto_shard_policy "
@@ -321,8 +321,8 @@ class DistributedIterator:
         elastic job that lost a worker re-shards what is left of the epoch)."""
         d = self._dist
         ext = d._strategy.extended
-        d._num_replicas, d._worker = ext._num_replicas_in_sync, ext._worker_index
-        d._num_workers = ext._num_workers
+        d._num_replicas, d._worker = ext.num_replicas_in_sync, ext.worker_index
+        d._num_workers = ext.num_workers
         return split_noted(element, d._num_replicas, d._worker, d._device)
 
     def rebatch(self):
@@ -467,23 +467,23 @@ class DistributedDatasetsFromFunction(DistributedDataset):
             raise TypeError(f"distribute_datasets_from_function: dataset_fn must be callable, "
                             f"got {type(dataset_fn).__name__}")
         ext = strategy.extended
-        ctx = InputContext(num_input_pipelines=ext._num_workers,
-                           input_pipeline_id=ext._worker_index,
-                           num_replicas_in_sync=ext._num_replicas_in_sync)
+        ctx = InputContext(num_input_pipelines=ext.num_workers,
+                           input_pipeline_id=ext.worker_index,
+                           num_replicas_in_sync=ext.num_replicas_in_sync)
         dataset = dataset_fn(ctx)
         if dataset is None or not hasattr(dataset, "__iter__"):
             raise TypeError(f"distribute_datasets_from_function: dataset_fn must return a "
                             f"dataset, got {type(dataset).__name__}")
         self._strategy = strategy
         self._options = options
-        self._num_workers = ext._num_workers
-        self._worker = ext._worker_index
+        self._num_workers = ext.num_workers
+        self._worker = ext.worker_index
         self._num_replicas = 1          # elements are per-replica already: nothing to split
-        self._num_local = ext._num_local
+        self._devices = ext.local_devices
+        self._num_local = len(self._devices)
         self._replica_base = 0
-        self._devices = ext._local_devices
-        self._device = ext._device
-        self._comm = ext._comm
+        self._device = self._devices[0]
+        self._comm = ext.communicator
         self._policy = "OFF"
         self._dataset = dataset
 

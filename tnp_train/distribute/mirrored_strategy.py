@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import tnp
 
-from .cross_device_ops import AllReduceGradients, CrossDeviceOps, PerReplicaGradients
+from .cross_device_ops import CrossDeviceOps
 from .distribute_lib import Strategy, StrategyExtended
 from .distributed_variables import make_distributed
+from .gradient_reduction import AllReduceGradients, PerReplicaGradients
 from .one_device_strategy import _SingleDeviceExtended, parse_device
 
 __all__ = ["MirroredStrategy"]
@@ -28,19 +29,18 @@ def _all_gpus():
 
 
 def mirror_variable(ext, next_creator, kwargs, before_mirror=None):
-    """A variable made by ``next_creator(**kwargs)`` on the first local device and mirrored on
-    the others (``before_mirror(primary)`` first: a broadcast from worker 0)."""
+    """A variable made by ``next_creator(**kwargs)`` on the first of ``ext``'s local devices
+    and mirrored on the others (``before_mirror(primary)`` first: a broadcast from worker 0)."""
     init = kwargs.get("initial_value")
     if callable(init) and not isinstance(init, tnp.ndarray):
         kwargs["initial_value"] = init()
-    kwargs["device"] = ext._local_devices[0]
-    with tnp.default_device(ext._local_devices[0]):
+    devices = ext.local_devices
+    kwargs["device"] = devices[0]
+    with tnp.default_device(devices[0]):
         primary = next_creator(**kwargs)
     if before_mirror is not None:
         before_mirror(primary)
-    v = make_distributed(primary, ext._local_devices, ext)
-    ext._record_created(v)
-    return v
+    return make_distributed(primary, devices, ext)
 
 
 class MirroredExtended(StrategyExtended):
@@ -50,18 +50,15 @@ class MirroredExtended(StrategyExtended):
         super().__init__(container_strategy, communicator=None, devices=devices)
         self._num_replicas_in_sync = self._num_local
         self._cross_device_ops = cross_device_ops
-        self._aggregators = {}
 
     def _variable_creator(self, next_creator, **kwargs):
-        return mirror_variable(self, next_creator, kwargs)
+        v = mirror_variable(self, next_creator, kwargs)
+        self._record_created(v)
+        return v
 
-    def _gradient_aggregator(self, optimizer):
-        agg = self._aggregators.get(id(optimizer))
-        if agg is None or agg[0] is not optimizer:
-            n = self._num_replicas_in_sync
-            agg = (optimizer, PerReplicaGradients(self, lambda comm: AllReduceGradients(comm, n)))
-            self._aggregators[id(optimizer)] = agg
-        return agg[1]
+    def _new_gradient_aggregator(self):
+        n = self._num_replicas_in_sync
+        return PerReplicaGradients(self, lambda comm: AllReduceGradients(comm, n))
 
 
 class MirroredStrategy(Strategy):
@@ -97,5 +94,5 @@ class MirroredStrategy(Strategy):
             cross_device_ops._bind(None, len(devs))
 
     def __repr__(self):
-        devs = ", ".join(str(d) for d in self._extended._local_devices)
+        devs = ", ".join(str(d) for d in self._extended.local_devices)
         return f"<tt.distribute.MirroredStrategy devices=[{devs}]>"

@@ -41,11 +41,17 @@ def parse_device(spec, who="OneDeviceStrategy"):
 
 
 class _SingleDeviceExtended(StrategyExtended):
-    """One replica on ``device``: variables are placed there (the strategy's creator)."""
+    """One replica on ``device``: variables are placed there (the strategy's creator), or on
+    ``parameter_device`` when given."""
+
+    def __init__(self, container_strategy, communicator=None, device=None,
+                 parameter_device=None):
+        super().__init__(container_strategy, communicator=communicator, device=device)
+        self._parameter_device = parameter_device
 
     def _variable_creator(self, next_creator, **kwargs):
         if kwargs.get("device") is None:
-            kwargs["device"] = getattr(self, "_parameter_device", None) or self._device
+            kwargs["device"] = self._parameter_device or self._device
         v = next_creator(**kwargs)
         self._record_created(v)
         return v
@@ -61,4 +67,4 @@ class OneDeviceStrategy(Strategy):
         self._device_spec = device
 
     def __repr__(self):
-        return f"<tt.distribute.OneDeviceStrategy device={self._extended._device}>"
+        return f"<tt.distribute.OneDeviceStrategy device={self._extended.local_devices[0]}>"

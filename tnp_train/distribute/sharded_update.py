@@ -21,7 +21,7 @@ machine.
 The values and their bits are those of the ordinary update (the test compares them): the sums
 are the same (in rank order), and each element is updated by the same elementwise kernel with
 the same coefficients. It applies only where that holds: optimizers whose ``update_step`` is
-one of tnp_train's elementwise rules (``Optimizer._shardable``: SGD, Adam, AdamW, RMSprop,
+one of tnp_train's elementwise rules (``Optimizer.is_elementwise``: SGD, Adam, AdamW, RMSprop,
 Adagrad, Adadelta, Adamax, Nadam, Lion, Ftrl, unless a subclass overrides their update),
 without clipping or gradient transformers (they need whole gradients), variables without
 constraints, plain host ``tt.Variable``s with every slot made, and ``apply_gradients`` asked
@@ -47,6 +47,7 @@ import numpy as np
 from tnp.extend import backend_array, bump_version, device_of, set_backend_array, wrap
 
 from ..autodiff import Variable
+from ..optimizers.base_optimizer import VariablePart
 
 __all__ = ["ShardedUpdate", "SharedVariable", "enabled"]
 
@@ -82,14 +83,14 @@ class SharedVariable(Variable):
 
 def _detach(holder):
     """Private copies for ``holder``'s whole group (the holder alone if the group is gone)."""
-    ref = _groups.get(holder._uid)
+    ref = _groups.get(holder.key)
     group = ref() if ref is not None else None
     if group is not None:
         group.detach()
     if type(holder) is SharedVariable:
         set_backend_array(holder, backend_array(holder).copy())
         holder.__class__ = Variable
-        _groups.pop(holder._uid, None)
+        _groups.pop(holder.key, None)
 
 
 def _in_place(name):
@@ -112,17 +113,17 @@ for _name in ("__iadd__", "__iand__", "__ifloordiv__", "__ilshift__", "__imatmul
 del _name
 
 
-def _proxy(view, like):
-    """A ``tt.Variable`` over ``view`` made without a creator call (not tracked, not a new
-    variable) that carries ``like``'s identity (uid, name: what an optimizer's per-variable
-    choices, such as weight-decay exclusions, look at), on its device, without a constraint."""
-    p = wrap(view, device_of(like), cls=Variable)
-    p._uid = like._uid
-    p._name = like._name
-    p._trainable = like._trainable
-    p._aggregation = like._aggregation
-    p._synchronization = like._synchronization
-    p._constraint = None
+def _part(whole, view, slots):
+    """A :class:`VariablePart` of ``whole`` over ``view`` (this rank's part of its shared
+    buffer), with ``slots`` the same parts of its slots."""
+    # the constructor (which asks no variable creator for a subclass) copies its initial
+    # value; the part then takes the buffer it stands for
+    p = VariablePart(view, trainable=whole.trainable, name=whole.name, dtype=view.dtype,
+                     aggregation=whole.aggregation, synchronization=whole.synchronization,
+                     device=device_of(whole))
+    set_backend_array(p, view)
+    p.whole = whole
+    p.part_slots = slots
     return p
 
 
@@ -137,11 +138,7 @@ class ShardedUpdate:
         # [(Variable, its read-only shared view, a writable one)]: the weights and slots
         self._bound = bound
         self.attached = False
-        self._own = own                 # per bucket: [(key index, a, z, proxy, proxy slots)]
-        self._proxy_slots = {}
-        for parts in own:
-            for _, _, _, proxy, slots in parts:
-                self._proxy_slots[proxy._uid] = (proxy, slots)
+        self._own = own                 # per bucket: [(key index, a, z, the variable's part)]
 
     @classmethod
     def make(cls, comm, bucketer, optimizer, variables):
@@ -160,8 +157,7 @@ class ShardedUpdate:
                     if not _shareable(v, shape, dtype):
                         ok = False
                         break
-                    entry = optimizer._slots.get(v._uid)
-                    slots = entry[1] if entry is not None else {}
+                    slots = optimizer.slots_for(v)
                     if set(slots) != set(slot_names) or not all(
                             _shareable(s, shape, dtype) for s in slots.values()):
                         ok = False
@@ -191,8 +187,7 @@ class ShardedUpdate:
             parts = []
             for i, (key, o, size, shape) in enumerate(zip(keys, offsets, sizes, shapes)):
                 v = variables[key]
-                entry = optimizer._slots.get(v._uid)      # none for SGD without momentum
-                slots = entry[1] if entry is not None else {}
+                slots = optimizer.slots_for(v)      # none for SGD without momentum
                 holders = [v] + [slots[name] for name in slot_names]
                 for holder, flat in zip(holders, flats):
                     # the variable's own view is read-only: only the sharded update (through
@@ -203,10 +198,12 @@ class ShardedUpdate:
                     pending.append((holder, view, writable))
                 a, z = max(o, lo), min(o + size, hi)
                 if a < z:
-                    proxy = _proxy(flats[0][a:z], v)
-                    pslots = {name: _proxy(flat[a:z], v) for name, flat in
-                              zip(slot_names, flats[1:])}
-                    parts.append((i, a, z, proxy, pslots))
+                    # this rank's part of the weight and of its slots, which the optimizer's
+                    # update_step updates as it would the whole variable
+                    part = _part(v, flats[0][a:z], {
+                        name: _part(slots[name], flat[a:z], {})
+                        for name, flat in zip(slot_names, flats[1:])})
+                    parts.append((i, a, z, part))
             own.append(parts)
         # worker 0's values (the same as every rank's: the variables are mirrored) go in once
         if comm.rank == 0:
@@ -228,7 +225,7 @@ class ShardedUpdate:
                 bump_version(holder)
             if type(holder) is not SharedVariable:
                 holder.__class__ = SharedVariable
-            _groups[holder._uid] = ref
+            _groups[holder.key] = ref
         self.attached = True
 
     def detach(self):
@@ -238,8 +235,8 @@ class ShardedUpdate:
             return
         self.attached = False
         for holder, view, _ in self._bound:
-            if _groups.get(holder._uid) is not None and _groups[holder._uid]() is self:
-                del _groups[holder._uid]
+            if _groups.get(holder.key) is not None and _groups[holder.key]() is self:
+                del _groups[holder.key]
             if backend_array(holder) is view:       # (not taken over by another group)
                 set_backend_array(holder, view.copy())
                 bump_version(holder)
@@ -260,20 +257,15 @@ class ShardedUpdate:
     def run(self, learning_rate):
         """This rank's part of the step's update, from the buckets' sums (the step's gradients
         were handed over to the bucketer); returns once every rank has done its part."""
-        opt = self.optimizer
         own = self._own
-        update_step = opt.update_step
-        saved, opt._slots = opt._slots, self._proxy_slots
+        update_step = self.optimizer.update_step
 
         def apply(b_index, lo, hi, sums, present):
-            for i, a, z, proxy, _ in own[b_index]:
+            for i, a, z, part in own[b_index]:
                 if present[i]:
-                    update_step(wrap(sums[a - lo:z - lo], device_of(proxy)), proxy,
+                    update_step(wrap(sums[a - lo:z - lo], device_of(part)), part,
                                 learning_rate)
-        try:
-            self.bucketer.finish_sharded(apply)
-        finally:
-            opt._slots = saved
+        self.bucketer.finish_sharded(apply)
         # every rank's part is written: the weights and slots changed under any saved value
         for holder, _, _ in self._bound:
             bump_version(holder)

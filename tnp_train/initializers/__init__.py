@@ -16,6 +16,7 @@ import numpy as _np
 import tnp
 from tnp.extend import is_floating
 
+from ..backend.config import floatx as _floatx
 from ..utils.random import make_rng
 from ..utils.serialization import deserialize_keras_object, get_object, serialize_keras_object
 
@@ -30,8 +31,7 @@ __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUn
 
 def _dtype(dtype, who, floating=False):
     if dtype is None:
-        from ..backend import floatx
-        dtype = floatx()
+        dtype = _floatx()
     dt = _np.dtype(getattr(dtype, "name", dtype))
     if floating and not is_floating(dt):
         raise ValueError(f"{who}: expected a floating-point dtype, got {dt.name}")

@@ -12,6 +12,7 @@ import numpy as _np
 import tnp
 
 from .. import activations as _activations
+from ..utils.serialization import register_builtins
 from .base import Layer
 from .convolutional import _deserialize_initializer, _get_constraint, _get_regularizer, _serialize
 
@@ -231,3 +232,8 @@ class PReLU(Layer):
                 "alpha_constraint": _serialize(self.alpha_constraint, ids["alpha_constraint"],
                                                _get_constraint),
                 "shared_axes": self.shared_axes}
+
+
+# ``activation="LeakyReLU"``: the activations (below the layers) find these classes by name
+register_builtins("activation", {cls.__name__: cls for cls in
+                                 (LeakyReLU, ReLU, PReLU, ELU, Softmax, ThresholdedReLU)})

@@ -47,6 +47,7 @@ from ..autodiff import Variable
 from ..mixed_precision.policy import Policy, get_policy
 from ..utils import tracing as _tracing
 from ..utils.naming import snake_case
+from ..utils.serialization import register_builtins
 from ..utils.tree import flatten, pack_sequence_as
 from .keras_tensor import KerasTensor, Node, is_symbolic
 
@@ -54,7 +55,8 @@ __all__ = ["Layer", "InputSpec"]
 
 
 def _job_on_read_values(variables):
-    from ..distribute.distribute_lib import job_on_read_values   # strategies sit above layers
+    # beside the layers, but a heavy import that a model without a strategy never needs
+    from ..distribute.distribute_lib import job_on_read_values
     return job_on_read_values(variables)
 
 
@@ -822,6 +824,10 @@ class Layer:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+# the mixed-precision names (below the layers) tell a layer by this class
+register_builtins("layer", {"Layer": Layer})
 
 
 def _input_layer_type():

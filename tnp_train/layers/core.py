@@ -2,6 +2,7 @@
 ``Reshape``, ``Permute``, ``RepeatVector``, ``Lambda``, ``Masking`` (TF 2.4 signatures)."""
 from __future__ import annotations
 
+import importlib
 import math
 import operator
 
@@ -476,16 +477,15 @@ class TnpOpLambda(TFOpLambda):
 
 def _resolve_tnp_op(op):
     """The tnp function named ``op`` (``"tnp.mean"``, ``"tnp.linalg.norm"``,
-    ``"tnp.add.reduce"``)."""
-    import importlib
+    ``"tnp.add.reduce"``), or the backend function (``"tnp_train.backend.std"``)."""
     parts = op.split(".")
-    if parts[:2] == ["tnp_train", "backend"] and len(parts) == 3:   # tt.backend.std(...)
-        parts, obj = parts[2:], importlib.import_module("tnp_train.backend")
-    elif parts[0] != "tnp":
+    if parts[0] != "tnp" and not (parts[:2] == ["tnp_train", "backend"] and len(parts) == 3):
         raise ValueError(f"TnpOpLambda: {op!r} is not a tnp function")
-    else:
-        parts, obj = parts[1:], importlib.import_module("tnp")
-    for part in parts:
+    # a name read from a saved model, walked from its top-level package through the public
+    # namespace as the user's code reaches it: the backend functions, a floor above the
+    # layers, are imported (by tnp_train's lazy attributes) only when a model names one
+    obj = importlib.import_module(parts[0])
+    for part in parts[1:]:
         try:
             obj = getattr(obj, part)
         except AttributeError:

@@ -764,7 +764,7 @@ class RNN(Layer):
 
 def check_stateful_replicas(layer):
     """A stateful recurrent layer runs on one replica only: NotImplementedError otherwise."""
-    from ..distribute import distribute_lib   # noqa: PLC0415 - the strategies import us
+    from ..distribute import distribute_lib   # noqa: PLC0415 - heavy, and only asked here
     ctx = distribute_lib.get_replica_context()
     if ctx is not None and ctx.num_replicas_in_sync > 1:
         raise NotImplementedError(f"{layer.name}: stateful RNNs are not supported under a "

@@ -5,7 +5,8 @@ from __future__ import annotations
 import importlib
 import inspect
 
-from ..utils.serialization import deserialize_keras_object, serialize_keras_object
+from ..utils.serialization import (builtin_objects, deserialize_keras_object,
+                                   serialize_keras_object)
 
 __all__ = ["serialize", "deserialize"]
 
@@ -27,13 +28,10 @@ def _builtin_classes():
         out.update({n: getattr(pre, n) for n in pre.__all__})
         # what add_loss/add_metric insert into a functional model (not public, as in TF)
         out.update({"AddLoss": layers.core.AddLoss, "AddMetric": layers.core.AddMetric})
-        # a model nested in a model is a layer of it; the models sit above the layers, so
-        # they are imported when first needed, as Keras's layers.deserialize does
-        models = importlib.import_module("tnp_train.models")
-        out.update({"Sequential": models.Sequential, "Functional": models.Functional,
-                    "Model": models.Model})
         _BUILTIN.update(out)
-    return _BUILTIN
+    # a model nested in a model is a layer of it: the models, above the layers, register
+    # their classes when imported (read at each call: they may come after the first)
+    return {**_BUILTIN, **builtin_objects("layer")}
 
 
 def deserialize(config, custom_objects=None):

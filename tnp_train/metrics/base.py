@@ -24,6 +24,7 @@ from tnp.extend import array_module, device_of, wrap
 
 from .. import initializers as _initializers
 from ..autodiff import Variable
+from ..backend.config import floatx as _floatx
 from ..losses._values import backend_on, input_device
 from ..losses._weights import broadcast_weights
 from ..utils.naming import snake_case
@@ -107,8 +108,7 @@ class Metric:
             raise TypeError(f"{type(self).__name__}: unexpected keyword arguments {sorted(kwargs)}")
         self._name = name or snake_case(type(self).__name__)
         if dtype is None:
-            from ..backend import floatx
-            dtype = floatx()
+            dtype = _floatx()
         self._dtype = _np.dtype(getattr(dtype, "name", dtype)).name
         self._metric_vars = []
         self._initial = []

@@ -18,6 +18,8 @@ import numpy as _np
 
 from tnp import config as _tnp_config
 
+from ..backend import config as _backend_config
+
 __all__ = ["Policy", "set_global_policy", "global_policy", "get_policy"]
 
 _MIXED = {"mixed_float16": "float16", "mixed_bfloat16": "bfloat16"}
@@ -85,7 +87,7 @@ class Policy:
         config = dict(config)
         if "loss_scale" in config:
             # TF 2.4's experimental PolicyV1 (its loss scale may be a serialized LossScale)
-            from .experimental import Policy as PolicyV1
+            from .policy_v1 import Policy as PolicyV1    # it subclasses this module's Policy
             ls = config.pop("loss_scale")
             if isinstance(ls, dict):
                 kind, inner = ls.get("class_name"), ls.get("config", {})
@@ -124,6 +126,13 @@ def set_global_policy(policy):
             _global["tf32_before"] = None
             _tnp_config.enable_tensor_float_32_execution(bool(before))
         _global["policy"] = p
+
+
+# set_floatx makes its dtype the global policy, as in TF 2.4 (whose default policy is floatx);
+# one made before this module was first imported is applied now
+_backend_config.follow_floatx(set_global_policy)
+if _backend_config.floatx() != "float32":
+    set_global_policy(_backend_config.floatx())
 
 
 def get_policy(dtype):

@@ -1,5 +1,6 @@
 """Models (``tt.models``): ``Model``, ``Sequential``, the functional API, saving and loading."""
 from ..layers import serialization as _layer_serialization
+from ..utils.serialization import register_builtins
 from .model import Model
 from .functional import Functional
 from .sequential import Sequential
@@ -8,6 +9,10 @@ from .saving import (load_model, model_from_config, model_from_json, model_from_
 
 __all__ = ["Model", "Sequential", "Functional", "model_from_config", "model_from_json",
            "model_from_yaml", "load_model", "save_model", "clone_model"]
+
+# a model nested in a model is a layer of it: layers.deserialize, a floor down, finds these
+# classes in the registry
+register_builtins("layer", {"Sequential": Sequential, "Functional": Functional, "Model": Model})
 
 
 def clone_model(model, input_tensors=None, clone_function=None):

@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+from ..callbacks import CallbackList
 from ..layers.base import Layer
 from ..trainers.trainer import Trainer
 from ..utils.serialization import get_registered_name
@@ -15,6 +16,8 @@ __all__ = ["Model"]
 
 class Model(Trainer, Layer):
     """Mirrors ``tf.keras.Model``."""
+
+    _callback_list_class = CallbackList     # what fit/evaluate/predict drive (see Trainer)
 
     def __new__(cls, *args, **kwargs):
         if cls is Model and _is_functional_init(args, kwargs):

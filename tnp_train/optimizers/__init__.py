@@ -12,6 +12,7 @@ from .adamax import Adamax
 from .adamw import AdamW
 from .base_optimizer import Optimizer
 from .ftrl import Ftrl
+from .gradient_aggregator import GradientAggregator
 from .lion import Lion
 from .nadam import Nadam
 from .rmsprop import RMSprop
@@ -19,7 +20,8 @@ from .sgd import SGD
 from ..utils.serialization import deserialize_keras_object, serialize_keras_object
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "Nadam", "Lion", "Ftrl", "schedules", "kernels", "get", "serialize", "deserialize"]
+           "Nadam", "Lion", "Ftrl", "GradientAggregator", "schedules", "kernels", "get",
+           "serialize", "deserialize"]
 
 _CLASSES = (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Lion, Ftrl)
 _BY_NAME = {c.__name__.lower(): c for c in _CLASSES}

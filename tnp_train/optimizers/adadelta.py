@@ -27,7 +27,7 @@ class Adadelta(Optimizer):
         self._add_slots(var_list, "accum_grad", "accum_var")
 
     def update_step(self, gradient, variable, learning_rate):
-        slots = self._slots[variable._uid][1]
+        slots = self.slots_for(variable)
         variable.update(kernels.adadelta, gradient, slots["accum_grad"], slots["accum_var"],
                         learning_rate, self.rho, self.epsilon,
                         self._decay_factor(variable, learning_rate))
@@ -36,4 +36,4 @@ class Adadelta(Optimizer):
         return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon}
 
 
-Adadelta._elementwise_update = Adadelta    # see Optimizer._shardable
+Adadelta._elementwise_update = Adadelta    # see Optimizer.is_elementwise

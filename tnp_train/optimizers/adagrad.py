@@ -31,7 +31,7 @@ class Adagrad(Optimizer):
             self.add_slot(v, "accumulator", self.initial_accumulator_value)
 
     def update_step(self, gradient, variable, learning_rate):
-        acc = self._slots[variable._uid][1]["accumulator"]
+        acc = self.slots_for(variable)["accumulator"]
         variable.update(kernels.adagrad, gradient, acc, learning_rate, self.epsilon,
                         self._decay_factor(variable, learning_rate))
 
@@ -41,4 +41,4 @@ class Adagrad(Optimizer):
                 "epsilon": self.epsilon}
 
 
-Adagrad._elementwise_update = Adagrad    # see Optimizer._shardable
+Adagrad._elementwise_update = Adagrad    # see Optimizer.is_elementwise

@@ -44,7 +44,7 @@ class Adam(Optimizer):
         self._add_slots(var_list, "m", "v", *(("vhat",) if self.amsgrad else ()))
 
     def update_step(self, gradient, variable, learning_rate):
-        slots = self._slots[variable._uid][1]
+        slots = self.slots_for(variable)
         t = self._t
         alpha = learning_rate * (math.sqrt(1 - self.beta_2 ** t) / (1 - self.beta_1 ** t))
         variable.update(kernels.adam, gradient, slots["m"], slots["v"],
@@ -56,4 +56,4 @@ class Adam(Optimizer):
                 "epsilon": self.epsilon, "amsgrad": self.amsgrad}
 
 
-Adam._elementwise_update = Adam    # see Optimizer._shardable
+Adam._elementwise_update = Adam    # see Optimizer.is_elementwise

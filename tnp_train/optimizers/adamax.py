@@ -27,7 +27,7 @@ class Adamax(Optimizer):
         self._add_slots(var_list, "m", "v")
 
     def update_step(self, gradient, variable, learning_rate):
-        slots = self._slots[variable._uid][1]
+        slots = self.slots_for(variable)
         alpha = learning_rate / (1 - self.beta_1 ** self._t)
         variable.update(kernels.adamax, gradient, slots["m"], slots["v"], alpha, self.beta_1,
                         self.beta_2, self.epsilon, self._decay_factor(variable, learning_rate))
@@ -37,4 +37,4 @@ class Adamax(Optimizer):
                 "epsilon": self.epsilon}
 
 
-Adamax._elementwise_update = Adamax    # see Optimizer._shardable
+Adamax._elementwise_update = Adamax    # see Optimizer.is_elementwise

@@ -13,11 +13,11 @@ What ``apply_gradients`` does, in order (TF 2.4's order):
    gradient to its variable's dtype (float16 gradients under mixed precision) and check shapes;
 2. ``gradient_aggregator(pairs)`` (default :meth:`aggregate_gradients`, the identity in one
    process: THE place where a distribution strategy combines the replicas' gradients), unless
-   ``experimental_aggregate_gradients=False``. An aggregator with a ``gradient_ready(variable,
-   gradient)`` method also sees each gradient the moment it is final: :meth:`minimize` (and so
-   ``fit``) passes it to ``tape.gradient(..., gradient_ready=)``, so it can start reducing the
+   ``experimental_aggregate_gradients=False``. A :class:`~.gradient_aggregator.GradientAggregator`
+   also sees each gradient the moment it is final: :meth:`minimize` (and so ``fit``) passes its
+   ``gradient_ready`` to ``tape.gradient(..., gradient_ready=)``, so it can start reducing the
    last layers' gradients while the backward pass goes on, and only waits for the results when
-   it is called with all the pairs;
+   its ``reduce`` is called with all the pairs;
 3. ``clipvalue``, then ``clipnorm`` (per gradient), then ``global_clipnorm``, then each of
    ``gradient_transformers`` (callables on the list of pairs);
 4. create the slots of variables seen for the first time (``build``);
@@ -56,8 +56,9 @@ from tnp.extend import (
 from ..autodiff import GradientTape, Variable
 from ..utils import tracing as _tracing
 from . import schedules as _schedules
+from .gradient_aggregator import as_gradient_aggregator
 
-__all__ = ["Optimizer"]
+__all__ = ["Optimizer", "VariablePart"]
 
 
 def _check_nonneg(owner, what, value):
@@ -100,21 +101,33 @@ def _increment(a):
     a += 1
 
 
+class VariablePart(Variable):
+    """A Variable over part of another one's buffer: ``whole``, the variable it is part of, and
+    ``part_slots``, the same parts of that variable's slots (slot name -> VariablePart). An
+    optimizer updates it as it would ``whole`` (the same weight-decay choice), reading
+    ``part_slots`` as its slots (:meth:`Optimizer.slots_for`): for an
+    :attr:`~Optimizer.is_elementwise` optimizer, ``update_step(gradient_part, part, lr)``
+    updates that part of the variable and of its slots exactly as the whole step would. Made
+    by whoever owns the buffer (the sharded update of a strategy), without the variable
+    creators: it is a view of state that exists, not a new variable."""
+
+    __slots__ = ("whole", "part_slots")
+
+
 def _decay_in_place(w, d):
     w -= d * w
 
 
 @contextlib.contextmanager
 def _abandoned_on_failure(aggregator):
-    """A backward pass handing gradients over to ``aggregator`` runs inside: if it fails, the
-    aggregator forgets the step (``abandon_step``), so no half-handed-over gradient stays in it
-    for the next step."""
+    """A backward pass handing gradients over to ``aggregator`` (a ``gradient_aggregator``,
+    None for none) runs inside: if it fails, the aggregator forgets the step (``abandon``), so
+    no half-handed-over gradient stays in it for the next step."""
     try:
         yield
     except BaseException:
-        abandon = getattr(aggregator, "abandon_step", None)
-        if abandon is not None:
-            abandon()
+        if aggregator is not None:
+            as_gradient_aggregator(aggregator).abandon()
         raise
 
 
@@ -158,6 +171,7 @@ class Optimizer:
                             f"{type(gradient_aggregator).__name__}")
         self.gradient_aggregator = gradient_aggregator if gradient_aggregator is not None \
             else self.aggregate_gradients
+        self._aggregator = None    # (gradient_aggregator, it as a GradientAggregator)
         transformers = list(gradient_transformers or [])
         for t in transformers:
             if not callable(t):
@@ -173,10 +187,10 @@ class Optimizer:
         self._lr_float_f32 = None
         self._lr_fn = None         # a schedule or a no-argument callable
         self._set_learning_rate(learning_rate)
-        self._slots = {}           # variable uid -> (variable, {slot name: Variable})
+        self._slots = {}           # variable key -> (variable, {slot name: Variable})
         self._slot_order = []      # (variable, slot name, slot) in creation order
         self._slot_names = []
-        self._built_uids = set()
+        self._built_uids = set()   # the keys of the variables built
         self._deferred_slots = {}  # (variable ref, slot name) -> value, see _restore_slot
         self._wd_exclude_ids = set()
         self._wd_exclude_names = ()
@@ -271,9 +285,9 @@ class Optimizer:
             return self._add_slot(var, slot_name, initializer, shape)
 
     def _add_slot(self, var, slot_name, initializer, shape):
-        entry = self._slots.get(var._uid)
+        entry = self._slots.get(var.key)
         if entry is None:
-            entry = self._slots[var._uid] = (var, {})
+            entry = self._slots[var.key] = (var, {})
         slots = entry[1]
         if slot_name in slots:
             return slots[slot_name]
@@ -305,7 +319,7 @@ class Optimizer:
 
     def get_slot(self, var, slot_name):
         """The slot ``slot_name`` of ``var`` (KeyError if it does not exist)."""
-        entry = self._slots.get(var._uid)
+        entry = self._slots.get(var.key)
         if entry is None or slot_name not in entry[1]:
             raise KeyError(f"{self._name}: no slot '{slot_name}' for variable '{var.name}' "
                            f"(slots exist once the variable has been updated; names: "
@@ -315,6 +329,26 @@ class Optimizer:
     def get_slot_names(self):
         """The names of the slots created so far, in creation order."""
         return list(self._slot_names)
+
+    def slots_for(self, variable):
+        """``{slot name: slot Variable}`` of ``variable`` (empty before its slots are made, and
+        for an optimizer without slots); for a :class:`VariablePart`, the parts of its
+        variable's slots. What ``update_step`` reads; the dict is the optimizer's, not to be changed."""
+        entry = self._slots.get(variable.key)
+        if entry is not None:
+            return entry[1]
+        if type(variable) is VariablePart:
+            return variable.part_slots
+        return {}
+
+    def is_built(self, variable):
+        """Whether ``build`` has run for ``variable`` (its slots, if any, exist)."""
+        return variable.key in self._built_uids
+
+    def ensure_built(self, var_list):
+        """``build`` the variables of ``var_list`` not built yet, once each, whichever thread
+        comes first (what the first ``apply_gradients`` of a variable does)."""
+        self._build_new(var_list)
 
     def build(self, var_list):
         """Create the slots for ``var_list``, the variables seen for the first time (override)."""
@@ -353,7 +387,7 @@ class Optimizer:
         """Restore a slot from a checkpoint: assigned now if the slot exists, else kept and
         assigned when :meth:`add_slot` creates it (deferred restoration)."""
         with self._build_lock:   # not between add_slot's check and its creation
-            entry = self._slots.get(variable._uid)
+            entry = self._slots.get(variable.key)
             if entry is not None and slot_name in entry[1]:
                 self._assign_slot(entry[1][slot_name], value, variable, slot_name)
             else:
@@ -390,7 +424,7 @@ class Optimizer:
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         """Variables (or variables whose name contains one of ``var_names``) that weight decay
         skips (Keras 3). Call before the first update."""
-        self._wd_exclude_ids.update(v._uid for v in (var_list or []))
+        self._wd_exclude_ids.update(v.key for v in (var_list or []))
         self._wd_exclude_names = tuple(self._wd_exclude_names) + tuple(var_names or ())
 
     def _decay_factor(self, variable, learning_rate):
@@ -399,12 +433,25 @@ class Optimizer:
         if not wd:
             return 0.0
         if self._wd_exclude_ids or self._wd_exclude_names:
-            if variable._uid in self._wd_exclude_ids or any(
+            if type(variable) is VariablePart:
+                variable = variable.whole     # a part is decayed as its variable
+            if variable.key in self._wd_exclude_ids or any(
                     n in variable.name for n in self._wd_exclude_names):
                 return 0.0
         return learning_rate * wd
 
     # ================================================================ gradients
+    @property
+    def aggregator(self):
+        """``gradient_aggregator`` as a :class:`~.gradient_aggregator.GradientAggregator`
+        (itself, or an adapter of a plain callable), made again only when
+        ``gradient_aggregator`` is set to another object."""
+        given = self.gradient_aggregator
+        cached = self._aggregator
+        if cached is None or cached[0] is not given:
+            cached = self._aggregator = (given, as_gradient_aggregator(given))
+        return cached[1]
+
     def aggregate_gradients(self, grads_and_vars):
         """Combine gradients across replicas (TF 2.4's ``all_reduce_sum_gradients``): the
         identity in one process; summed over the replicas when applied in a replica function
@@ -522,7 +569,12 @@ class Optimizer:
     # build or _prepare_step is not assumed to keep it.
     _elementwise_update = None
 
-    def _shardable(self):
+    @property
+    def is_elementwise(self):
+        """Whether a step updates each element of a variable and of its slots from that element
+        of the gradient and per-step scalars only (no clipping or transformers over whole
+        gradients, weight decay fused): then ``update_step`` on a :class:`VariablePart` of a
+        variable updates that part exactly as the whole step would."""
         owner = self._elementwise_update
         cls = type(self)
         return (owner is not None and cls.update_step is owner.update_step
@@ -533,27 +585,26 @@ class Optimizer:
 
     def _apply_gradients(self, grads_and_vars, experimental_aggregate_gradients):
         pairs = self._validated_pairs(grads_and_vars)
-        # under a strategy whose ranks share a machine, each may update only its part of
-        # weights they share (ZeRO-1; see tnp_train.distribute.sharded_update)
-        sharded = getattr(self.gradient_aggregator, "sharded_update", None) \
-            if experimental_aggregate_gradients else None
-        if sharded is not None and self._shardable():
-            state = sharded(pairs, self)
-            if state is not None:
-                self._t = self._steps_taken() + 1
-                lr = self._current_learning_rate()
-                self._prepare_step(lr)
-                self.gradient_aggregator.apply_sharded(state, pairs, lr)
-                self.iterations.update(_increment)
-                self._iter_host.set(self.iterations, self._t)
-                return self.iterations
         if experimental_aggregate_gradients:
-            pairs = list(self.gradient_aggregator(pairs))
+            agg = self.aggregator
+            # under a strategy whose ranks share a machine, each may update only its part of
+            # weights they share (ZeRO-1; see tnp_train.distribute.sharded_update)
+            if agg.updates_sharded and self.is_elementwise:
+                apply = agg.sharded_update(pairs, self)
+                if apply is not None:
+                    self._t = self._steps_taken() + 1
+                    lr = self._current_learning_rate()
+                    self._prepare_step(lr)
+                    apply(lr)
+                    self.iterations.update(_increment)
+                    self._iter_host.set(self.iterations, self._t)
+                    return self.iterations
+            pairs = list(agg.reduce(pairs))
         if (self.clipvalue is not None or self.clipnorm is not None or
                 self.global_clipnorm is not None or self.gradient_transformers):
             pairs = self._transform_gradients(pairs)
         built = self._built_uids
-        if any(v._uid not in built for _, v in pairs):
+        if any(v.key not in built for _, v in pairs):
             self._build_new([v for _, v in pairs])
         self._t = self._steps_taken() + 1
         lr = self._current_learning_rate()
@@ -584,10 +635,10 @@ class Optimizer:
         """``build`` the variables not built yet, once each, whichever thread comes first."""
         with self._build_lock:
             built = self._built_uids
-            uniq = [v for v in {v._uid: v for v in variables}.values() if v._uid not in built]
+            uniq = [v for v in {v.key: v for v in variables}.values() if v.key not in built]
             if uniq:
                 self.build(uniq)
-                built.update(v._uid for v in uniq)
+                built.update(v.key for v in uniq)
 
     def _prepare_step(self, learning_rate):
         """Per-step work before the per-variable updates (a subclass's coefficients)."""
@@ -627,16 +678,18 @@ class Optimizer:
         ``loss`` is a value recorded on ``tape`` or a no-argument callable (then recorded here);
         ``var_list`` a list of Variables or a callable returning one (called after the loss)."""
         loss, var_list, tape = self._recorded_loss(loss, var_list, tape)
+        agg = self.aggregator
+        if not agg.streams:
+            grads = tape.gradient(loss, var_list, output_gradients=grad_loss)
+            return self.apply_gradients(zip(grads, var_list))
         # an aggregator that can start on a gradient as soon as it is final (a strategy's
-        # bucketed all-reduce) is handed each one during the backward pass
-        ready = getattr(self.gradient_aggregator, "gradient_ready", None)
-        # ... and may offer where to write them (its buckets), saving a copy; the gradients
-        # are only handed to apply_gradients here, so their storage may be the aggregator's
-        into = getattr(self.gradient_aggregator, "gradient_destination", None) \
-            if ready is not None else None
-        with _abandoned_on_failure(self.gradient_aggregator if ready is not None else None):
+        # bucketed all-reduce) is handed each one during the backward pass, and may offer where
+        # to write them (its buckets), saving a copy; the gradients are only handed to
+        # apply_gradients here, so their storage may be the aggregator's
+        into = agg.gradient_destination if agg.offers_destination else None
+        with _abandoned_on_failure(agg):
             grads = tape.gradient(loss, var_list, output_gradients=grad_loss,
-                                  gradient_ready=ready, gradient_destination=into)
+                                  gradient_ready=agg.gradient_ready, gradient_destination=into)
         return self.apply_gradients(zip(grads, var_list))
 
     # ================================================================ config

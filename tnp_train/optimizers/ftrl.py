@@ -64,7 +64,7 @@ class Ftrl(Optimizer):
             self.add_slot(v, "linear", "zeros")
 
     def update_step(self, gradient, variable, learning_rate):
-        slots = self._slots[variable._uid][1]
+        slots = self.slots_for(variable)
         lr = float(learning_rate)
         l2 = self.l2_regularization_strength + self.beta / (2.0 * lr)
         variable.update(_ftrl, gradient, slots["accumulator"], slots["linear"], lr,
@@ -82,4 +82,4 @@ class Ftrl(Optimizer):
                 "beta": self.beta}
 
 
-Ftrl._elementwise_update = Ftrl    # see Optimizer._shardable
+Ftrl._elementwise_update = Ftrl    # see Optimizer.is_elementwise

@@ -30,7 +30,7 @@ class Lion(Optimizer):
             self.add_slot(v, "momentum")
 
     def update_step(self, gradient, variable, learning_rate):
-        m = self._slots[variable._uid][1]["momentum"]
+        m = self.slots_for(variable)["momentum"]
         variable.update(kernels.lion, gradient, m, learning_rate, self.beta_1, self.beta_2,
                         self._decay_factor(variable, learning_rate))
 
@@ -38,4 +38,4 @@ class Lion(Optimizer):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2}
 
 
-Lion._elementwise_update = Lion    # see Optimizer._shardable
+Lion._elementwise_update = Lion    # see Optimizer.is_elementwise

@@ -56,7 +56,7 @@ class Nadam(Optimizer):
                       mu_next)
 
     def update_step(self, gradient, variable, learning_rate):
-        slots = self._slots[variable._uid][1]
+        slots = self.slots_for(variable)
         variable.update(kernels.nadam, gradient, slots["m"], slots["v"], learning_rate,
                         self.beta_1, self.beta_2, self.epsilon, self._coef,
                         self._decay_factor(variable, learning_rate))
@@ -66,4 +66,4 @@ class Nadam(Optimizer):
                 "epsilon": self.epsilon, "schedule_decay": self.schedule_decay}
 
 
-Nadam._elementwise_update = Nadam    # see Optimizer._shardable
+Nadam._elementwise_update = Nadam    # see Optimizer.is_elementwise

@@ -34,7 +34,7 @@ class RMSprop(Optimizer):
                         *(("mg",) if self.centered else ()))
 
     def update_step(self, gradient, variable, learning_rate):
-        slots = self._slots[variable._uid][1]
+        slots = self.slots_for(variable)
         variable.update(kernels.rmsprop, gradient, slots["rms"],
                         slots["mg"] if self.centered else None,
                         slots["momentum"] if self.momentum else None,
@@ -46,4 +46,4 @@ class RMSprop(Optimizer):
                 "epsilon": self.epsilon, "centered": self.centered}
 
 
-RMSprop._elementwise_update = RMSprop    # see Optimizer._shardable
+RMSprop._elementwise_update = RMSprop    # see Optimizer.is_elementwise

@@ -28,7 +28,7 @@ class SGD(Optimizer):
                 self.add_slot(v, "momentum")
 
     def update_step(self, gradient, variable, learning_rate):
-        m = self._slots[variable._uid][1]["momentum"] if self.momentum else None
+        m = self.slots_for(variable)["momentum"] if self.momentum else None
         variable.update(kernels.sgd, gradient, m, learning_rate, self.momentum, self.nesterov,
                         self._decay_factor(variable, learning_rate))
 
@@ -36,4 +36,4 @@ class SGD(Optimizer):
         return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
 
 
-SGD._elementwise_update = SGD    # see Optimizer._shardable
+SGD._elementwise_update = SGD    # see Optimizer.is_elementwise

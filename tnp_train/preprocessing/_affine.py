@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
+from ..backend import config as backend_config
 
 try:  # SciPy is TF's engine for the affine transforms
     from scipy import ndimage as _ndimage
@@ -192,7 +192,7 @@ def random_channel_shift(x, intensity_range, channel_axis=0):
 
 
 def _brightness_channels_last(x, brightness, scale):
-    x = np.asarray(x, dtype=backend.floatx())
+    x = np.asarray(x, dtype=backend_config.floatx())
     if x.ndim != 3:
         raise ValueError(f"apply_brightness_shift: expected a 3-D image, got shape {x.shape}")
     x_min, x_max = np.min(x), np.max(x)
@@ -213,7 +213,7 @@ def _brightness_channels_last(x, brightness, scale):
     out = out.astype("uint8")
     if c == 4:   # Pillow's Brightness keeps the alpha band
         out[..., 3] = u8[..., 3]
-    out = out.astype(backend.floatx())
+    out = out.astype(backend_config.floatx())
     if not scale and local_scale:
         out = out / 255 * (x_max - x_min) + x_min
     return out
@@ -223,8 +223,8 @@ def apply_brightness_shift(x, brightness, scale=True):
     """The image stretched to [0, 255] (with ``scale=False`` only when it leaves that range),
     cut to 8 bits and multiplied by ``brightness`` as Pillow's ``ImageEnhance.Brightness``
     does (``tf.keras.preprocessing.image.apply_brightness_shift``; TF 2.4 has no ``scale`` and
-    always stretches). Channels as ``backend.image_data_format()`` says, as TF."""
-    if backend.image_data_format() == "channels_first":
+    always stretches). Channels as ``backend_config.image_data_format()`` says, as TF."""
+    if backend_config.image_data_format() == "channels_first":
         x = np.moveaxis(np.asarray(x), 0, -1)
         return np.moveaxis(_brightness_channels_last(x, brightness, scale), -1, 0)
     return _brightness_channels_last(x, brightness, scale)

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .. import backend
+from ..backend import config as backend_config
 
 __all__ = ["array_to_img", "img_to_array", "load_img", "save_img", "smart_resize"]
 
@@ -32,8 +32,8 @@ def _resampling(Image):
 def array_to_img(x, data_format=None, scale=True, dtype=None):
     """A PIL image from a 3-D array (``tf.keras.preprocessing.image.array_to_img``); with
     ``scale`` the values are stretched to [0, 255] first. Needs Pillow."""
-    data_format = data_format or backend.image_data_format()
-    dtype = dtype or backend.floatx()
+    data_format = data_format or backend_config.image_data_format()
+    dtype = dtype or backend_config.floatx()
     Image = _pil_image("array_to_img")
     x = np.asarray(x, dtype=dtype)
     if x.ndim != 3:
@@ -64,8 +64,8 @@ def array_to_img(x, data_format=None, scale=True, dtype=None):
 def img_to_array(img, data_format=None, dtype=None):
     """A PIL image (or anything array-like) as a 3-D float array
     (``tf.keras.preprocessing.image.img_to_array``)."""
-    data_format = data_format or backend.image_data_format()
-    dtype = dtype or backend.floatx()
+    data_format = data_format or backend_config.image_data_format()
+    dtype = dtype or backend_config.floatx()
     if data_format not in {"channels_first", "channels_last"}:
         raise ValueError(f"Unknown data_format: {data_format}")
     x = np.asarray(img, dtype=dtype)
@@ -82,7 +82,8 @@ def img_to_array(img, data_format=None, dtype=None):
 def save_img(path, x, data_format=None, file_format=None, scale=True, **kwargs):
     """Writes a 3-D array as an image file (``tf.keras.preprocessing.image.save_img``); Pillow
     picks the format from ``file_format`` or the extension."""
-    img = array_to_img(x, data_format=data_format or backend.image_data_format(), scale=scale)
+    img = array_to_img(x, data_format=data_format or backend_config.image_data_format(),
+                       scale=scale)
     if img.mode == "RGBA" and file_format in ("jpg", "jpeg"):
         warnings.warn("The JPG format does not support RGBA images, converting to RGB.")
         img = img.convert("RGB")

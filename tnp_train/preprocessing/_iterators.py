@@ -10,7 +10,7 @@ from multiprocessing.pool import ThreadPool
 
 import numpy as np
 
-from .. import backend
+from ..backend import config as backend_config
 from ..utils.data_utils import Sequence
 from ._image_files import array_to_img, img_to_array, load_img
 
@@ -100,8 +100,8 @@ class NumpyArrayIterator(Iterator):
     def __init__(self, x, y, image_data_generator, batch_size=32, shuffle=False,
                  sample_weight=None, seed=None, data_format=None, save_to_dir=None,
                  save_prefix="", save_format="png", subset=None, dtype=None):
-        data_format = data_format or backend.image_data_format()
-        self.dtype = dtype or backend.floatx()
+        data_format = data_format or backend_config.image_data_format()
+        self.dtype = dtype or backend_config.floatx()
         if isinstance(x, (tuple, list)):
             x_misc = ([np.asarray(x[1])] if not isinstance(x[1], list)
                       else [np.asarray(xx) for xx in x[1]])
@@ -294,8 +294,8 @@ class DirectoryIterator(_BatchFromFiles, Iterator):
                  shuffle=True, seed=None, data_format=None, save_to_dir=None, save_prefix="",
                  save_format="png", follow_links=False, subset=None, interpolation="nearest",
                  dtype=None):
-        data_format = data_format or backend.image_data_format()
-        self.dtype = dtype or backend.floatx()
+        data_format = data_format or backend_config.image_data_format()
+        self.dtype = dtype or backend_config.floatx()
         self._set_processing_attrs(image_data_generator, target_size, color_mode, data_format,
                                    save_to_dir, save_prefix, save_format, subset, interpolation)
         self.directory = directory

@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from .. import backend
+from ..backend import config as backend_config
 from ._affine import (_brightness_channels_last, apply_affine_transform,
                       apply_brightness_shift, apply_channel_shift, flip_axis, random_brightness,
                       random_channel_shift, random_rotation, random_shear, random_shift,
@@ -52,8 +52,8 @@ class ImageDataGenerator:
                  channel_shift_range=0.0, fill_mode="nearest", cval=0.0, horizontal_flip=False,
                  vertical_flip=False, rescale=None, preprocessing_function=None,
                  data_format=None, validation_split=0.0, interpolation_order=1, dtype=None):
-        data_format = data_format or backend.image_data_format()
-        self.dtype = dtype or backend.floatx()
+        data_format = data_format or backend_config.image_data_format()
+        self.dtype = dtype or backend_config.floatx()
         self.featurewise_center = featurewise_center
         self.samplewise_center = samplewise_center
         self.featurewise_std_normalization = featurewise_std_normalization

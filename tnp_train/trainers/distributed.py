@@ -1,6 +1,8 @@
 """What ``compile``/``fit``/``evaluate``/``predict`` and the callbacks need from a
 distribution strategy (TF 2.4 keeps it in ``distributed_training_utils``): the model's
-strategy, the chief's writes, the gradient aggregator, the scaled loss."""
+strategy, the chief's writes, the gradient aggregator, the scaled loss. Only the strategies'
+public API is used (``StrategyExtended.num_workers``, ``communicator``, ``on_read_values``,
+``install_gradient_aggregator``, ``metric_state_rider``)."""
 from __future__ import annotations
 
 import contextlib
@@ -10,7 +12,7 @@ from ..distribute import distribute_lib
 
 __all__ = ["model_strategy", "is_chief", "chief_only", "chief_writes", "wait_for_chief",
            "strategy_scope", "num_replicas", "batch_rows", "install_gradient_aggregator",
-           "check_variables_in_scope"]
+           "carry_metric_state", "check_variables_in_scope"]
 
 
 def model_strategy(model):
@@ -65,7 +67,7 @@ def chief_only(model):
     (the chief); the block runs as one that only some ranks run (no variable made in it is
     broadcast), so the chief's writes never wait for ranks that skip them."""
     s = model_strategy(model)
-    if s is None or s.extended._num_workers == 1:
+    if s is None or s.extended.num_workers == 1:
         yield True
         return
     # The ON_READ state the chief writes (BatchNormalization's moving statistics) is the
@@ -74,7 +76,7 @@ def chief_only(model):
     # worker calls `model.save` under a multi-worker strategy)
     on_read = [v for v in getattr(model, "variables", ())
                if getattr(v, "synchronization", None) is VariableSynchronization.ON_READ]
-    combine = s.extended._on_read_values(on_read) if on_read and \
+    combine = s.extended.on_read_values(on_read) if on_read and \
         not distribute_lib.in_on_read_values() else contextlib.nullcontext()
     with combine, distribute_lib.local_only():
         yield s.extended.should_checkpoint
@@ -89,7 +91,7 @@ def chief_writes(model, what, write):
     a RuntimeError naming it on the others. Inside a block only the chief runs (a callback's
     write), the write just runs."""
     s = model_strategy(model)
-    if s is None or s.extended._num_workers == 1 or distribute_lib.in_local_only_block():
+    if s is None or s.extended.num_workers == 1 or distribute_lib.in_local_only_block():
         with chief_only(model) as writes:
             return write() if writes else None
     result = error = None
@@ -99,7 +101,7 @@ def chief_writes(model, what, write):
                 result = write()
             except BaseException as e:   # noqa: BLE001 -- told to every worker, then raised
                 error = e
-    comm = s.extended._comm
+    comm = s.extended.communicator
     failure = comm.broadcast_object(
         None if error is None else f"{type(error).__name__}: {error}", root=0)
     if error is not None:
@@ -113,8 +115,8 @@ def wait_for_chief(model):
     """Every worker waits here until the chief has finished what it wrote before (a backup):
     a worker that went on and failed would otherwise end the job in the middle of that write."""
     s = model_strategy(model)
-    if s is not None and s.extended._num_workers > 1:
-        s.extended._comm.barrier()
+    if s is not None and s.extended.num_workers > 1:
+        s.extended.communicator.barrier()
 
 
 def strategy_scope(strategy):
@@ -125,14 +127,20 @@ def strategy_scope(strategy):
 def install_gradient_aggregator(strategy, optimizer):
     """Give ``optimizer`` (the inner one of a ``LossScaleOptimizer``) the strategy's aggregator,
     unless it was given its own ``gradient_aggregator`` (TF 2.4 then calls the user's)."""
-    inner = getattr(optimizer, "inner_optimizer", None) or optimizer
-    agg = strategy.extended._gradient_aggregator(inner)
-    if agg is None:
+    strategy.extended.install_gradient_aggregator(optimizer)
+
+
+def carry_metric_state(strategy, model):
+    """Under a strategy of several workers, sum ``model``'s metric state (ON_READ) with each
+    step's gradients, as a rider of its optimizer's aggregator: the step's logs then need no
+    collective of their own. Nothing where the aggregator carries no riders."""
+    opt = model.optimizer
+    inner = getattr(opt, "inner_optimizer", None) or opt
+    if inner is None or not hasattr(inner, "aggregator"):
         return
-    current = inner.gradient_aggregator
-    if current == inner.aggregate_gradients or getattr(current, "_strategy_owned", False):
-        agg._strategy_owned = True
-        inner.gradient_aggregator = agg
+    parts, apply = strategy.extended.metric_state_rider(
+        lambda: [v for m in model.metrics for v in m.variables])
+    inner.aggregator.add_rider(parts, apply, name="metrics")
 
 
 def check_variables_in_scope(strategy, model):
@@ -166,7 +174,7 @@ def run_train_step(model, strategy, step, batch, data, cbs=None, epoch=None, ind
     themselves if its update was not applied, and go on (see ``distribute.elastic``)."""
     if strategy is None:
         return step(batch)
-    if getattr(strategy.extended, "_elastic", None) is None:
+    if strategy.extended.elastic is None:
         return strategy.run(step, args=(batch,))
     from ..distribute import elastic
     from ..distribute.collective import CollectiveWorkerLostError

@@ -24,8 +24,10 @@ _metrics = LazyModule("tnp_train.metrics")   # metrics sit beside the trainers
 from .. import optimizers as _optimizers
 from ..autodiff import GradientTape, Variable
 from ..utils import tracing as _tracing
+from ..utils.logs import python_logs as _python_logs
 from ..utils.tree import flatten, pack_sequence_as
 from . import distributed as _dist
+from . import ps_fit as _ps_fit
 from .compile_utils import LossesContainer, MetricsContainer, OutputNames
 from .data_adapter import (DataHandler, check_count, check_fraction, train_validation_split,
                            unpack_x_y_sample_weight)
@@ -273,13 +275,17 @@ class Trainer:
         return self(x, training=False)
 
     # ------------------------------------------------------------------ loops
+    # the CallbackList class the loops drive: the model sets it, since the callbacks use the
+    # trainers and so the trainers may not import them
+    _callback_list_class = None
+
     def _callbacks(self, callbacks, verbose, epochs, steps, add_history=True):
-        from ..callbacks import CallbackList
-        if isinstance(callbacks, CallbackList):
+        callback_list = self._callback_list_class
+        if isinstance(callbacks, callback_list):
             return callbacks
-        return CallbackList(callbacks, add_history=add_history,
-                            add_progbar=verbose != 0 and _dist.is_chief(self),
-                            model=self, verbose=verbose, epochs=epochs, steps=steps)
+        return callback_list(callbacks, add_history=add_history,
+                             add_progbar=verbose != 0 and _dist.is_chief(self),
+                             model=self, verbose=verbose, epochs=epochs, steps=steps)
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
@@ -292,10 +298,10 @@ class Trainer:
         batch: each worker trains on its part of every batch, and the logs are the job's."""
         self._assert_compiled("training/testing")
         strategy = _dist.run_strategy(self)
-        if hasattr(strategy, "_coordinator_fit"):
+        if hasattr(strategy, "_cluster_coordinator"):
             # a ParameterServerStrategy: the chief schedules the steps on the workers (what TF
             # added to fit after 2.4), through its ClusterCoordinator
-            return strategy._coordinator_fit(
+            return _ps_fit.fit(
                 self, x=x, y=y, batch_size=batch_size, epochs=epochs, verbose=verbose,
                 callbacks=callbacks, validation_split=validation_split,
                 validation_data=validation_data, shuffle=shuffle, class_weight=class_weight,
@@ -621,11 +627,6 @@ def _batch_logs(logs):
     if isinstance(logs, dict) and any(isinstance(v, Variable) for v in logs.values()):
         return {k: tnp.copy(v) if isinstance(v, Variable) else v for k, v in logs.items()}
     return logs
-
-
-def _python_logs(logs):
-    from ..callbacks._util import python_logs    # callbacks sit beside the trainers
-    return python_logs(logs)
 
 
 def _output_classes(model):

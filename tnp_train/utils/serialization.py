@@ -7,6 +7,12 @@ custom object is found by ``tt.losses.get``, ``tt.metrics.get``, ``tt.optimizers
 ``tt.layers.deserialize``, ``tt.initializers.get``, ``tt.regularizers.get``,
 ``tt.constraints.get``, ``tt.activations.get`` and ``load_model`` alike. This module imports
 nothing of tnp_train: every kind sits above it.
+
+Beside it, a table of built-in objects by kind (``register_builtins``/``builtin_objects``):
+a package puts its own objects there when it is imported, so that a package below it finds
+them by name without importing it (the activations find the advanced-activation layers, the
+layers find the models, the mixed-precision names find ``Layer``). A class that is not there
+has no instance yet, since its package is not imported.
 """
 from __future__ import annotations
 
@@ -14,7 +20,8 @@ import inspect
 
 __all__ = ["register_keras_serializable", "get_registered_name", "get_registered_object",
            "CustomObjectScope", "custom_object_scope", "get_custom_objects",
-           "serialize_keras_object", "deserialize_keras_object", "get_object"]
+           "serialize_keras_object", "deserialize_keras_object", "get_object",
+           "register_builtins", "register_builtin_provider", "builtin_objects"]
 
 # name -> object: registered "Package>Name" entries, entries users add through
 # get_custom_objects(), and the entries of the active custom_object_scopes (as in TF 2.4)
@@ -22,6 +29,38 @@ _GLOBAL_CUSTOM_OBJECTS: dict = {}
 # object -> its registered "Package>Name" (what serialize writes)
 _GLOBAL_CUSTOM_NAMES: dict = {}
 _MISSING = object()
+# kind -> {name: built-in object}; kept apart from the custom objects, which are the user's
+_BUILTIN_OBJECTS: dict = {}
+
+
+# kind -> module names whose import registers built-ins of that kind, not imported yet
+_PROVIDERS: dict = {}
+
+
+def register_builtins(kind, objects):
+    """Make ``objects`` (``{name: object}``) the built-in objects of that name under ``kind``
+    (``"activation"``, ``"layer"``); a package calls it for its own objects when imported."""
+    _BUILTIN_OBJECTS.setdefault(kind, {}).update(objects)
+
+
+def register_builtin_provider(kind, module_name):
+    """Name a module whose import registers built-ins of ``kind``: it is imported the first
+    time those are asked for. The package module declares its rooms' providers, so a lower room
+    finds the objects of a higher one by name (``activations.get("LeakyReLU")`` a layer, as in
+    TF 2.4) without importing it."""
+    _PROVIDERS.setdefault(kind, []).append(module_name)
+
+
+def builtin_objects(kind):
+    """``{name: object}`` of the built-in objects registered under ``kind`` (the providers
+    named for ``kind`` imported first)."""
+    pending = _PROVIDERS.pop(kind, None)
+    if pending:
+        import importlib
+
+        for name in pending:
+            importlib.import_module(name)
+    return _BUILTIN_OBJECTS.get(kind, {})
 
 
 def register_keras_serializable(package="Custom", name=None):

@@ -1,4 +1,4 @@
-"""``model.fit`` under ParameterServerStrategy (``ps.keras_fit``, TF's fit over a
+"""``model.fit`` under ParameterServerStrategy (``trainers.ps_fit``, TF's fit over a
 ClusterCoordinator) and checkpoints of a parameter-server model, in a job run inside this
 process. References: a NumPy forward pass on the weights the server holds, the step count, and
 the values written; a checkpoint restores across strategies (none, MultiWorkerMirrored, ps
@@ -8,7 +8,7 @@ import pytest
 
 import tnp_train as tt
 from tnp_train.distribute.experimental import partitioners
-from tnp_train.distribute.ps import keras_fit
+from tnp_train.trainers import ps_fit
 
 from ps_local import cluster, server_value, strategy  # noqa: F401 (fixtures)
 
@@ -45,7 +45,7 @@ def numpy_eval(cluster, model):
 
 def test_fit_trains_on_the_workers_and_evaluates_on_the_chief(cluster, strategy):
     model = compiled(strategy)
-    history = keras_fit.fit(model, X, Y, batch_size=32, epochs=3, steps_per_epoch=10,
+    history = ps_fit.fit(model, X, Y, batch_size=32, epochs=3, steps_per_epoch=10,
                             verbose=0)
     assert sorted(history.history) == ["accuracy", "loss"]
     losses = history.history["loss"]
@@ -63,7 +63,7 @@ def test_fit_trains_on_the_workers_and_evaluates_on_the_chief(cluster, strategy)
 def test_fit_takes_a_dataset_or_a_dataset_fn(cluster, strategy):
     model = compiled(strategy, lambda: tt.optimizers.Adam(0.05))
     ds = tt.data.Dataset.from_tensor_slices((X, Y)).batch(32)
-    h1 = keras_fit.fit(model, ds, epochs=1, steps_per_epoch=12, verbose=0)   # repeated
+    h1 = ps_fit.fit(model, ds, epochs=1, steps_per_epoch=12, verbose=0)   # repeated
     seen = []
 
     def dataset_fn(ctx):
@@ -71,7 +71,7 @@ def test_fit_takes_a_dataset_or_a_dataset_fn(cluster, strategy):
         return tt.data.Dataset.from_tensor_slices((X, Y)).shard(
             ctx.num_input_pipelines, ctx.input_pipeline_id).batch(16).repeat()
 
-    h2 = keras_fit.fit(model, dataset_fn, epochs=2, steps_per_epoch=5, verbose=0)
+    h2 = ps_fit.fit(model, dataset_fn, epochs=2, steps_per_epoch=5, verbose=0)
     assert len(h1.history["loss"]) == 1 and len(h2.history["loss"]) == 2
     assert int(model.optimizer.iterations.numpy()) == 22
     assert seen == [1]      # the chief's own call (to build the model) sees one pipeline
@@ -82,15 +82,15 @@ def test_fit_arguments_are_checked(strategy):
         outside = make_model()
     outside.compile(tt.optimizers.SGD(0.1), loss="mse")
     with pytest.raises(ValueError, match="'SGD/(iter|learning_rate)'.*not created in the"):
-        keras_fit.fit(outside, X, Y.astype("float32")[:, None].repeat(2, 1), steps_per_epoch=2,
+        ps_fit.fit(outside, X, Y.astype("float32")[:, None].repeat(2, 1), steps_per_epoch=2,
                       verbose=0)
     model = compiled(strategy)
     with pytest.raises(ValueError, match="`steps_per_epoch` must be given"):
-        keras_fit.fit(model, X, Y, epochs=1)
+        ps_fit.fit(model, X, Y, epochs=1)
     with pytest.raises(ValueError, match="validation_split"):
-        keras_fit.fit(model, X, Y, steps_per_epoch=2, validation_split=0.2)
+        ps_fit.fit(model, X, Y, steps_per_epoch=2, validation_split=0.2)
     with pytest.raises(ValueError, match="sample_weight"):
-        keras_fit.fit(model, X, Y, steps_per_epoch=2, sample_weight=np.ones(256))
+        ps_fit.fit(model, X, Y, steps_per_epoch=2, sample_weight=np.ones(256))
 
 
 def test_fit_builds_an_unbuilt_model_and_its_slots_on_the_chief(cluster, strategy):
@@ -98,14 +98,14 @@ def test_fit_builds_an_unbuilt_model_and_its_slots_on_the_chief(cluster, strateg
         model = tt.Sequential([tt.layers.Dense(3), tt.layers.Dense(2)])   # no input shape
         model.compile(tt.optimizers.Adam(0.01),
                       loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
-    keras_fit.fit(model, X, Y, batch_size=64, epochs=1, steps_per_epoch=2, verbose=0)
+    ps_fit.fit(model, X, Y, batch_size=64, epochs=1, steps_per_epoch=2, verbose=0)
     opt = model.optimizer
     for v in model.trainable_variables:
         assert opt.get_slot(v, "m").ps_task == v.ps_task
 
 
 def train_a_little(cluster, strategy, model):
-    keras_fit.fit(model, X, Y, batch_size=32, epochs=1, steps_per_epoch=6, verbose=0)
+    ps_fit.fit(model, X, Y, batch_size=32, epochs=1, steps_per_epoch=6, verbose=0)
 
 
 def test_checkpoint_restores_without_a_strategy_and_back(cluster, strategy, tmp_path):
@@ -182,7 +182,7 @@ def test_fit_under_mixed_precision(cluster, strategy):
             model.compile(tt.optimizers.SGD(0.1),
                           loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
         assert type(model.optimizer).__name__ == "LossScaleOptimizer"
-        history = keras_fit.fit(model, X, Y, batch_size=32, epochs=2, steps_per_epoch=5,
+        history = ps_fit.fit(model, X, Y, batch_size=32, epochs=2, steps_per_epoch=5,
                                 verbose=0)
     finally:
         tt.mixed_precision.set_global_policy("float32")

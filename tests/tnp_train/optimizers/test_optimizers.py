@@ -497,8 +497,7 @@ def test_get_and_set_weights():
     opt.apply_gradients([(tnp.ones(4), v)])
     ws = opt.get_weights()
     other = tt.optimizers.SGD(0.1, momentum=0.9)
-    other.build([v])
-    other._built_uids.add(v._uid)
+    other.ensure_built([v])
     other.set_weights(ws)
     assert int(other.iterations) == 1
     np.testing.assert_array_equal(other.get_slot(v, "momentum").numpy(), [-0.1] * 4)

@@ -13,7 +13,8 @@ Every collective runs in two phases on a private duplicate of the communicator:
    ``MPI_Iallreduce`` at every size and than blocking ``MPI_Allreduce`` from about 1 MB, see
    :class:`MPICommunicator`), all-gather and broadcast with ``Iallgatherv`` / ``Ibcast``.
    Large all-reduce results come from buffers reused once nothing refers to them
-   (:class:`_OutputPool`), so a step does not page-fault fresh memory.
+   (:class:`_OutputPool`), so a step does not page-fault fresh memory. The header's layout is in
+   :mod:`.mpi_header`, the ring and the pool in :mod:`.mpi_ring`.
 
 Open MPI here has no asynchronous progress, so nothing moves unless some rank calls into MPI:
 ``Request.test()`` (the gradient bucketer calls it on every gradient) and ``wait()`` drive
@@ -44,8 +45,15 @@ from . import events
 from .base import (
     CollectiveError, CollectiveMismatchError, CollectivePeerExitError, CollectiveTimeoutError,
     CollectiveWorkerLostError, Communicator, Request, apply_mean, check_reducible, describe, normalize_op, now,
-    pickle_bytes, reduce_into, to_host, unpickle_bytes,
+    pickle_bytes, to_host, unpickle_bytes,
 )
+from .mpi_header import (
+    ALLGATHER, ALLGATHER_OBJ, ALLREDUCE, BARRIER, BCAST_OBJ, BROADCAST, LEAVING, _FAST_BYTES,
+    _FAST_CALLS, _FAST_OPS, _FAST_POLLS, _H, _KIND_NAMES, _MPI_REDUCIBLE, _MPI_SUMMABLE,
+    _OP_CODES, _RING_TAGS, _SEQ_OFFSET, _TAG_HEADER, _TAG_RING, _WORDS, _Header, _dtype_words,
+    _shape_words,
+)
+from .mpi_ring import _OutputPool, _reduce_in_rank_order, _Ring
 
 __all__ = ["MPICommunicator", "launched_by_mpi", "install_excepthook"]
 
@@ -111,102 +119,8 @@ def launched_by_mpi():
     return any(k in env for k in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"))
 
 
-# -- the header --------------------------------------------------------------------------------
-ALLREDUCE, ALLGATHER, BROADCAST, BARRIER, BCAST_OBJ, ALLGATHER_OBJ, LEAVING = 1, 2, 3, 4, 5, 6, 15
-_KIND_NAMES = {ALLREDUCE: "allreduce", ALLGATHER: "allgather", BROADCAST: "broadcast",
-               BARRIER: "barrier", BCAST_OBJ: "broadcast_object",
-               ALLGATHER_OBJ: "allgather_object", LEAVING: "leaving"}
-_OP_CODES = {None: 0, "sum": 1, "mean": 2, "max": 3, "min": 4}
-_OP_NAMES = {v: k for k, v in _OP_CODES.items()}
-
-_WORDS = 24
-_H = 8 * _WORDS                 # header bytes
-_MAX_DIMS = _WORDS - 9          # dims stored exactly; a deeper shape stores a hash of the rest
-# word: 0 kind, 1 seq, 2 op, 3 root, 4 ndim, 5 inline bytes (-1: payload sent separately),
-#       6 payload bytes, 7-8 dtype name (16 ascii bytes), 9.. shape
-_SEQ_OFFSET = 8
-_TAG_HEADER = 1
-_TAG_RING = 2                   # + seq modulo _RING_TAGS, so two rings never share a tag
-_RING_TAGS = 1 << 20
-
-# Dtypes MPI reduces natively (mpi4py maps the buffer's format); the ring, which reduces with
-# NumPy, takes the others (float16, bfloat16, bool, ...).
-_MPI_REDUCIBLE = set("bBhHiIlLqQfd")
-_MPI_SUMMABLE = _MPI_REDUCIBLE | set("FD")
-
-_FAST_OPS = frozenset(("sum", "mean", "max", "min"))
-_FAST_POLLS = 64                # polls before a small all-reduce joins the general queue
-_FAST_BYTES = 4096              # payloads up to this keep persistent requests (_FastCall)
-_FAST_CALLS = 64                # ... for this many signatures at most
-
-
-def _dtype_words(dtype):
-    name = np.dtype(dtype).name.encode("ascii")[:16].ljust(16, b"\0")
-    return struct.unpack("<qq", name)
-
-
-def _dtype_from_words(w0, w1):
-    name = struct.pack("<qq", w0, w1).rstrip(b"\0").decode("ascii", "replace")
-    try:
-        return np.dtype(name)
-    except TypeError:
-        return name
-
-
-class _Header:
-    """A peer's header, decoded (only on the slow path: a mismatch or a diagnosis)."""
-
-    __slots__ = ("kind", "seq", "op", "root", "shape", "inline", "nbytes", "dtype")
-
-    def __init__(self, raw):
-        w = [int(v) for v in np.frombuffer(raw, "<i8", _WORDS)]
-        self.kind, self.seq, self.root = w[0], w[1], w[3]
-        self.op = _OP_NAMES.get(w[2], "?")
-        ndim = w[4]
-        self.inline, self.nbytes = w[5], w[6]
-        self.dtype = _dtype_from_words(w[7], w[8])
-        dims = w[9:9 + min(ndim, _MAX_DIMS)]
-        if ndim > _MAX_DIMS:
-            dims[-1:] = ["..."]
-        self.shape = tuple(dims)
-
-    @property
-    def name(self):
-        return _KIND_NAMES.get(self.kind, f"kind {self.kind}")
-
-    def describe(self):
-        what = self.name
-        if self.op:
-            what += f" ({self.op})"
-        if self.kind in (BROADCAST, BCAST_OBJ):
-            what += f" (root {self.root})"
-        if self.kind in (ALLREDUCE, ALLGATHER, BROADCAST):
-            dtype = self.dtype.name if isinstance(self.dtype, np.dtype) else self.dtype
-            what += f" {dtype} {self.shape}"
-        return what
-
-
-def _shape_words(shape):
-    dims = list(shape)
-    if len(dims) > _MAX_DIMS:
-        dims = dims[:_MAX_DIMS - 1] + [hash(tuple(dims[_MAX_DIMS - 1:])) & (2 ** 62 - 1)]
-    return dims
-
-
 # -- one collective in flight --------------------------------------------------------------------
 _HEADER, _PAYLOAD, _DONE = 0, 1, 2
-
-
-def _reduce_in_rank_order(parts, op, size):
-    """The all-reduce of ``parts`` (one per rank, in rank order, so every rank computes the
-    same bits) into a new array."""
-    ufunc = np.maximum if op == "max" else np.minimum if op == "min" else np.add
-    acc = ufunc(parts[0], parts[1])
-    for part in parts[2:]:
-        ufunc(acc, part, out=acc)
-    if op == "mean":
-        apply_mean(acc, size)
-    return acc
 
 
 class _FastCall:
@@ -254,95 +168,6 @@ class _Op:
         if self.kind in (ALLREDUCE, ALLGATHER, BROADCAST):
             what += " " + describe(self.dtype, self.shape)
         return what
-
-
-class _Ring:
-    """A ring all-reduce of ``src`` into ``out`` (flat, same dtype): ``size - 1`` reduce-scatter
-    steps then ``size - 1`` all-gather steps, one ``Isend``/``Irecv`` pair each, advanced by
-    :meth:`test`. Each chunk is reduced by one rank and then copied to the others, so every rank
-    gets the same bits."""
-
-    __slots__ = ("comm", "op", "src", "out", "tag", "steps", "k", "reqs", "bounds", "left",
-                 "right")
-
-    def __init__(self, comm, op, src, out, tag):
-        n, r = comm.Get_size(), comm.Get_rank()
-        count = src.size
-        base, extra = divmod(count, n)
-        starts = [i * base + min(i, extra) for i in range(n + 1)]
-        self.bounds = [(starts[i], starts[i + 1]) for i in range(n)]
-        self.comm, self.op, self.src, self.out, self.tag = comm, op, src, out, tag
-        self.left, self.right = (r - 1) % n, (r + 1) % n
-        # (send chunk, send from src?, receive chunk, reduce after receiving?)
-        self.steps = [((r - k) % n, k == 0, (r - k - 1) % n, True) for k in range(n - 1)]
-        self.steps += [((r + 1 - k) % n, False, (r - k) % n, False) for k in range(n - 1)]
-        self.k = 0
-        self.reqs = None
-        self._post()
-
-    def _chunk(self, arr, i):
-        lo, hi = self.bounds[i]
-        return arr[lo:hi]
-
-    def _post(self):
-        if self.k >= len(self.steps):
-            return
-        send_i, from_src, recv_i, _ = self.steps[self.k]
-        sendbuf = self._chunk(self.src if from_src else self.out, send_i)
-        recvbuf = self._chunk(self.out, recv_i)
-        self.reqs = [self.comm.Irecv(recvbuf.view(np.uint8), self.left, self.tag),
-                     self.comm.Isend(sendbuf.view(np.uint8), self.right, self.tag)]
-
-    def Test(self):  # noqa: N802 - the same name as mpi4py's Request.Test
-        MPI = _MPI
-        while self.k < len(self.steps):
-            if not MPI.Request.Testall(self.reqs):
-                return False
-            _, _, recv_i, reduce = self.steps[self.k]
-            if reduce:
-                reduce_into(self.op, self._chunk(self.out, recv_i), self._chunk(self.src, recv_i))
-            self.k += 1
-            self._post()
-        return True
-
-    def waiting_for(self):
-        return [self.left] if self.k < len(self.steps) else []
-
-
-class _OutputPool:
-    """Result buffers of large all-reduces, reused once nothing refers to them any more.
-
-    A fresh multi-megabyte array costs a page fault per 4 KB page the first time it is written
-    (measured here: up to 1 ms for 2.7 MB, more than the transfer), which raw ``MPI_Allreduce``
-    into a preallocated buffer never pays. Each result handed out is a view of a buffer kept
-    here; every view of it (the caller's, and views of views) holds a reference to that buffer,
-    so a buffer whose only references are this pool's own is provably unused and is reused.
-    """
-
-    MAX_BYTES = 512 << 20          # buffers held (in use or free) beyond this are not kept
-
-    def __init__(self):
-        self._buffers = []
-        self._bytes = 0
-
-    def take(self, nbytes):
-        """A 1-D uint8 array of ``nbytes`` that nobody else references."""
-        buffers = self._buffers
-        for buf in buffers:
-            # references: the list, `buf`, and getrefcount's argument
-            if buf.nbytes == nbytes and sys.getrefcount(buf) <= 3:
-                return buf
-        buf = np.empty(nbytes, np.uint8)
-        if self._bytes + nbytes > self.MAX_BYTES:
-            # drop free buffers of other sizes first; keep what is still in use
-            for old in [b for b in buffers if sys.getrefcount(b) <= 3]:
-                buffers.remove(old)
-                self._bytes -= old.nbytes
-                del old
-        if self._bytes + nbytes <= self.MAX_BYTES:
-            buffers.append(buf)
-            self._bytes += nbytes
-        return buf
 
 
 def _guard(fn):

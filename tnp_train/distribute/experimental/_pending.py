@@ -29,10 +29,9 @@ class CentralStorageStrategy(Strategy):
                     f"{[str(d) for d in devs]})")
         param = devs[0] if parameter_device is None else \
             parse_device(parameter_device, "CentralStorageStrategy")
-        ext = _SingleDeviceExtended(self, communicator=None, device=devs[0])
-        ext._parameter_device = param
-        super().__init__(ext)
+        super().__init__(_SingleDeviceExtended(self, communicator=None, device=devs[0],
+                                               parameter_device=param))
 
     def __repr__(self):
         return (f"<tt.distribute.experimental.CentralStorageStrategy "
-                f"device={self._extended._device}>")
+                f"device={self._extended.local_devices[0]}>")

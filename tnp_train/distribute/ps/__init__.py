@@ -6,9 +6,9 @@ point-to-point on a private communicator; threads of one process for ``local``),
 (requests, replies and the receiving thread of a rank), ``pickling`` (cloudpickle between the
 ranks of a job, variables as handles), ``variables`` (``PSVariable``, ``ShardedVariable`` and
 their client side), ``server`` (the ps and worker tasks, ``Server``), ``chief`` (the chief's
-side), ``coordinator`` (``ClusterCoordinator``), ``strategy`` (``ParameterServerStrategy``),
-``keras_fit`` (``model.fit`` under it) and ``local`` (a whole job in one process). See
-docs/distributed.md, "Parameter-server training".
+side), ``coordinator`` (``ClusterCoordinator``), ``strategy`` (``ParameterServerStrategy``) and
+``local`` (a whole job in one process); ``model.fit`` under it is the trainers'
+(``tnp_train.trainers.ps_fit``). See docs/distributed.md, "Parameter-server training".
 """
 from .errors import CancelledError, UnavailableError
 

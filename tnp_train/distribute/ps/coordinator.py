@@ -462,14 +462,11 @@ def _prebuild_slots(strategy, *picklers):
     for opt in optimizers.values():
         if getattr(opt, "inner_optimizer", None) is not None:
             continue          # a LossScaleOptimizer: its inner optimizer is met too
-        built = getattr(opt, "_built_uids", None)
-        if built is None:
-            continue
         for v in trainable.values():
-            if v._uid in built:
+            if opt.is_built(v):
                 continue
-            with strategy.scope(), strategy.extended._runtime.colocate(v):
-                opt._build_new([v])
+            with strategy.scope(), strategy.extended.runtime.colocate(v):
+                opt.ensure_built([v])
             made = True
     return made
 
@@ -486,7 +483,7 @@ class ClusterCoordinator:
         if not isinstance(strategy, ParameterServerStrategy):
             raise ValueError(f"ClusterCoordinator: only a ParameterServerStrategy is supported, "
                              f"got {type(strategy).__name__}")
-        runtime = strategy.extended._runtime
+        runtime = strategy.extended.runtime
         if runtime is None:
             raise ValueError("ClusterCoordinator: this ParameterServerStrategy belongs to a "
                              "worker; make the coordinator on the chief")

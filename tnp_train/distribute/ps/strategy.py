@@ -29,13 +29,23 @@ class ParameterServerStrategyExtended(StrategyExtended):
     variables on the servers (on the chief) or refuses to make any (on a worker)."""
 
     def __init__(self, container_strategy, runtime=None, worker=None, partitioner=None,
-                 num_ps=0, num_workers=0):
+                 num_ps=0, num_workers=0, cluster_resolver=None):
         super().__init__(container_strategy, communicator=None, device=None)
         self._runtime = runtime               # the chief's; None on a worker
         self._worker = worker                 # the worker's server; None on the chief
         self._variable_partitioner = partitioner
         self._num_ps = num_ps
         self._num_worker_tasks = num_workers
+        self._cluster_resolver = cluster_resolver
+
+    @property
+    def runtime(self):
+        """The chief's side of the job (placing variables, scheduling), None on a worker."""
+        return self._runtime
+
+    def __str__(self):
+        where = "chief" if self._runtime is not None else f"worker:{self._worker.task_id}"
+        return f"{where}, {self._num_ps} ps, {self._num_worker_tasks} workers"
 
     @property
     def _is_chief(self):
@@ -132,11 +142,10 @@ class ParameterServerStrategy(Strategy):
             runtime = local.runtime
         else:
             runtime = self._mpi_runtime(cluster_resolver)
-        ext = ParameterServerStrategyExtended(
+        super().__init__(ParameterServerStrategyExtended(
             self, runtime=runtime, partitioner=variable_partitioner,
-            num_ps=len(runtime.ps_ranks), num_workers=len(runtime.worker_ranks))
-        ext._cluster_resolver = cluster_resolver
-        super().__init__(ext)
+            num_ps=len(runtime.ps_ranks), num_workers=len(runtime.worker_ranks),
+            cluster_resolver=cluster_resolver))
         self._cluster_coordinator = None
 
     @staticmethod
@@ -174,13 +183,5 @@ class ParameterServerStrategy(Strategy):
         from .pickling import _resolve_strategy
         return (_resolve_strategy, ())
 
-    def _coordinator_fit(self, model, **kwargs):
-        """``model.fit`` under this strategy (see ``ps.keras_fit``)."""
-        from .keras_fit import fit
-        return fit(model, **kwargs)
-
     def __repr__(self):
-        ext = self._extended
-        where = "chief" if ext._runtime is not None else f"worker:{ext._worker.task_id}"
-        return (f"<tt.distribute.experimental.ParameterServerStrategy {where}, "
-                f"{ext._num_ps} ps, {ext._num_worker_tasks} workers>")
+        return f"<tt.distribute.experimental.ParameterServerStrategy {self._extended}>"

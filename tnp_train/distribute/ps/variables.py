@@ -59,15 +59,17 @@ def split_rows(n, num_shards):
 class _Handle:
     """Where a :class:`PSVariable`'s value lives, and when its cache was filled."""
 
-    __slots__ = ("client", "key", "ps", "slot", "fetched", "shards")
+    __slots__ = ("client", "key", "ps", "slot", "fetched", "shards", "variable_key")
 
-    def __init__(self, client, key, ps, slot=False, shards=None):
+    def __init__(self, client, key, ps, slot=False, shards=None, variable_key=None):
         self.client = client
         self.key = key            # the value's key on its server (a sharded variable: its own id)
         self.ps = ps              # the server's rank (None for a sharded variable)
         self.slot = slot          # an optimizer slot: not prefetched (read through updates)
         self.fetched = -1         # the client epoch the cache was filled in
         self.shards = shards      # [(lo, hi, shard PSVariable)] for a ShardedVariable
+        # a worker's handle: the chief's Variable.key of the variable (None on the chief)
+        self.variable_key = variable_key
 
     def parts(self):
         """``[(rank, key, lo, hi)]``: the pieces of the value (one for an unsharded variable)."""
@@ -76,11 +78,21 @@ class _Handle:
         return [(s._ps.ps, s._ps.key, lo, hi) for lo, hi, s in self.shards]
 
 
+_own_key = Variable.key.__get__     # tt.Variable's own key (PSVariable overrides it)
+
+
 class PSVariable(Variable):
     """A ``tt.Variable`` whose value lives on a parameter server (see the module docstring);
     TF's ``tf.Variable`` placed on a ``/job:ps`` device by ``ParameterServerStrategy``."""
 
     __slots__ = ("_ps",)
+
+    @property
+    def key(self):
+        """The chief's key of the variable (``tt.Variable.key``), on every task: an optimizer
+        pickled from the chief keys its slots and built variables by it."""
+        k = self._ps.variable_key
+        return _own_key(self) if k is None else k
 
     # ---------------------------------------------------------------- reading
     def _refresh(self):
@@ -249,9 +261,8 @@ class VariableClient:
         v = cls(_np.zeros(tuple(state["shape"]), dtype), trainable=state["trainable"],
                 name=state["name"], dtype=dtype, aggregation=state["aggregation"],
                 synchronization=state["synchronization"], constraint=state.get("constraint"))
-        # the chief's id: an optimizer's slots and built-variable sets are keyed by it
-        v._uid = state["uid"]
-        v._ps = _Handle(self, state["key"], state["ps"], state["slot"], shards)
+        v._ps = _Handle(self, state["key"], state["ps"], state["slot"], shards,
+                        variable_key=state["variable_key"])
         self.handles[state["key"]] = v
         return v
 
@@ -262,7 +273,7 @@ class VariableClient:
         state = {"key": h.key, "ps": h.ps, "slot": h.slot, "shape": list(v.shape),
                  "dtype": wire.dtype_name(v.dtype), "name": v.name, "trainable": v.trainable,
                  "aggregation": v.aggregation.name, "synchronization": v.synchronization.name,
-                 "uid": v._uid}
+                 "variable_key": v.key}
         if v.constraint is not None:
             state["constraint"] = v.constraint
         if h.shards is not None:

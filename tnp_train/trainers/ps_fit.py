@@ -1,5 +1,5 @@
 """``model.fit`` under ``ParameterServerStrategy`` (what TF added after 2.4: ``fit`` drives a
-``ClusterCoordinator``).
+``ClusterCoordinator``); ``Trainer.fit`` hands a model compiled under one to :func:`fit`.
 
 Each step is a closure scheduled on the coordinator (``strategy.run(model.train_step,
 args=(next(iterator),))`` on whichever worker is free, with that worker's iterator), so the
@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as _np
 
+from .data_adapter import unpack_x_y_sample_weight
+
 __all__ = ["fit", "build_on_chief"]
 
 
@@ -42,7 +44,7 @@ class _ArraysFn:
         self.x, self.y, self.batch_size, self.shuffle = x, y, batch_size, shuffle
 
     def __call__(self):
-        from ...data import Dataset
+        from ..data import Dataset
         data = self.x if self.y is None else (self.x, self.y)
         ds = Dataset.from_tensor_slices(data)
         n = len(self.x[0] if isinstance(self.x, (tuple, list)) else self.x)
@@ -60,7 +62,7 @@ class _DatasetFn:
 
 
 def _dataset_fn(x, y, batch_size):
-    from ...data import Dataset
+    from ..data import Dataset
     if isinstance(x, Dataset):
         if y is not None:
             raise ValueError("fit: `y` must not be given with a dataset (it yields the targets)")
@@ -78,8 +80,7 @@ def build_on_chief(model, dataset_fn, strategy):
     """Make on the chief, in ``strategy``'s scope, the variables a training step would make:
     the model's layers, the compiled loss and metrics (from one batch of ``dataset_fn``) and the
     optimizer's slots, each with its weight."""
-    from ...trainers.data_adapter import unpack_x_y_sample_weight
-    from .server import _call_dataset_fn
+    from ..distribute.ps.server import _call_dataset_fn
     with strategy.scope():
         batch = next(iter(_call_dataset_fn(dataset_fn, 0, 1)))
         x, y, sw = unpack_x_y_sample_weight(batch)
@@ -91,11 +92,11 @@ def build_on_chief(model, dataset_fn, strategy):
         model.reset_metrics()
         opt = model.optimizer
         opt = getattr(opt, "inner_optimizer", None) or opt
-        runtime = strategy.extended._runtime
+        runtime = strategy.extended.runtime
         for v in model.trainable_variables:
-            if v._uid not in opt._built_uids:
+            if not opt.is_built(v):
                 with runtime.colocate(v):
-                    opt._build_new([v])
+                    opt.ensure_built([v])
 
 
 def _train_function(model, strategy):
@@ -110,8 +111,7 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
         validation_batch_size=None, validation_freq=1, **unused):
     """``model.fit`` under the model's ``ParameterServerStrategy`` (see the module
     docstring); returns the History."""
-    from ...callbacks import CallbackList
-    from .coordinator import ClusterCoordinator
+    from ..distribute.ps.coordinator import ClusterCoordinator
     model._assert_compiled("training/testing")
     strategy = model.distribute_strategy
     if steps_per_epoch is None:
@@ -132,8 +132,10 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
     build_on_chief(model, dataset_fn, strategy)
     iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))
     train_function = _train_function(model, strategy)
-    cbs = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=model,
-                       verbose=verbose, epochs=epochs, steps=steps_per_epoch)
+    # the callbacks use the trainers, which may not import them: the model names the list class
+    cbs = model._callback_list_class(callbacks, add_history=True, add_progbar=verbose != 0,
+                                     model=model, verbose=verbose, epochs=epochs,
+                                     steps=steps_per_epoch)
     model.stop_training = False
     cbs.on_train_begin()
     epoch_logs = {}
