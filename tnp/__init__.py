@@ -76,6 +76,9 @@ from . import _handover  # noqa: E402
 
 _handover.install()
 
+# ---- compiled code: tnp.jit (tnp.vectorize, NumPy's name, is with the functional routines) --
+from ._jit import jit  # noqa: E402
+
 if "numba" in _sys.modules:
     # Numba's entry point (pyproject.toml) loads tnp._numba when Numba starts compiling; an
     # uninstalled checkout has no entry point, so register now if Numba is already here

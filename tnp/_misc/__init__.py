@@ -39,20 +39,5 @@ __all__ += ["errstate", "vectorize", "poly1d", "nditer", "ndenumerate", "ndindex
             "busdaycalendar"]
 
 
-def _on_host(backend):
-    return None  # the Python function runs on the host, element by element
-
-
-class vectorize(_np.vectorize):
-    """Mirrors ``numpy.vectorize``: tnp arrays in, tnp arrays out (NumPy's class would return
-    ``numpy.ndarray``); arrays on a GPU are computed on the host and the result copied back."""
-
-    def __call__(self, *args, **kwargs):
-        from .._core.dispatch import _call
-
-        if self.pyfunc is _np._NoValue:  # decorator with arguments: @vectorize(otypes=...)
-            return super().__call__(*args, **kwargs)
-        return _call("vectorize", super().__call__, _on_host, args, kwargs, host_ok=True)
-
-
-vectorize.__module__ = "tnp"
+# vectorize (NumPy's, whose Python loop becomes one fused call where the function traces)
+from .._jit.vectorize import vectorize  # noqa: E402

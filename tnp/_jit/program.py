@@ -1,0 +1,556 @@
+"""The replay: a traced graph as one generated Python function, plus its memory plan.
+
+Each unfused node becomes one line that calls its NumPy function on NumPy arrays (no tnp
+dispatch, no wrapping); each fused group becomes one kernel call at the place of its last
+member. Intermediate arrays that no output can reach live in buffers allocated once per
+program and reused by every call (values whose lifetimes do not overlap share a buffer);
+outputs are new arrays every call. A set of buffers serves one call at a time: a call made
+while another is running (another thread) takes a fresh set.
+"""
+from __future__ import annotations
+
+import linecache
+import math
+import sys
+import warnings
+
+import numpy as np
+
+from .._core.devices import CPU
+from .._core.listeners import reporting_suspended
+from .._core.ndarray import ndarray as _ndarray, wrap as _wrap
+from .codegen import compile_kernel
+from .fusion import classify
+from .graph import Cap, Ref
+from .kernel import build_kernel
+
+__all__ = ["Program", "build_program"]
+
+_INF = math.inf
+_counter = [0]
+
+
+def _unwrap_result(r):
+    if isinstance(r, _ndarray):
+        return r._a
+    t = type(r)
+    if t is tuple or t is list:
+        return t(_unwrap_result(e) for e in r)
+    if isinstance(r, tuple) and hasattr(r, "_fields"):
+        return t(*(_unwrap_result(e) for e in r))
+    return r
+
+
+def _wrap_backend(a):
+    return _wrap(a, CPU)
+
+
+def _scalar_of(a):
+    return a if isinstance(a, np.generic) else a.reshape(-1)[0]
+
+
+def _probe_refs(store, k):
+    a = store[k]
+    return sys.getrefcount(a)
+
+
+_ONLY_OURS = _probe_refs([np.empty(1)], 0)   # the count when the list alone holds the array
+
+
+def _recycled(store, k, shape, dtype):
+    """An output array for slot ``k``: last call's, when nobody but ``store`` holds it any more
+    (the caller dropped it, with every view of it), else a new one. A fresh array each call
+    costs page faults for large outputs; a dropped one is indistinguishable from a new one."""
+    a = store[k]
+    if a is None or sys.getrefcount(a) > _ONLY_OURS:
+        a = np.empty(shape, dtype)
+        store[k] = a
+    return a
+
+
+class _Emitter:
+    def __init__(self):
+        self.lines = []
+        self.ns = {"np": np, "_W": _wrap_backend, "_U": _unwrap_result,
+                   "_suspended": reporting_suspended, "_S": _scalar_of, "_R": _recycled}
+        self.recycled = []      # (shape, dtype) of each recycled output slot
+        self.nconst = 0
+
+    def const(self, obj):
+        for k, v in self.ns.items():
+            if v is obj and k.startswith("K"):
+                return k
+        name = f"K{self.nconst}"
+        self.nconst += 1
+        self.ns[name] = obj
+        return name
+
+    def literal(self, c):
+        t = type(c)
+        if c is None or t is bool or t is int or t is str:
+            return repr(c)
+        if t is float and math.isfinite(c):
+            return repr(c)
+        if c is Ellipsis:
+            return "..."
+        return self.const(c)
+
+    def render(self, t, eager=False):
+        tt = type(t)
+        if tt is Ref:
+            return f"_W(v{t.value.id})" if eager else f"v{t.value.id}"
+        if tt is Cap:
+            return self.const(t.obj) if eager else f"v{t.value.id}"
+        if tt is list:
+            return "[" + ", ".join(self.render(e, eager) for e in t) + "]"
+        if tt is tuple:
+            inner = ", ".join(self.render(e, eager) for e in t)
+            return "(" + inner + ("," if len(t) == 1 else "") + ")"
+        if tt is dict:
+            return "{" + ", ".join(f"{self.literal(k)}: {self.render(v, eager)}"
+                                   for k, v in t.items()) + "}"
+        if tt is slice:
+            return (f"slice({self.render(t.start, eager)}, {self.render(t.stop, eager)}, "
+                    f"{self.render(t.step, eager)})")
+        if isinstance(t, tuple) and hasattr(t, "_fields"):
+            return f"{self.const(tt)}(" + ", ".join(self.render(e, eager) for e in t) + ")"
+        return self.literal(t)
+
+    def call_args(self, args, kwargs, eager=False):
+        parts = [self.render(a, eager) for a in args]
+        for k, v in kwargs.items():
+            if k.isidentifier():
+                parts.append(f"{k}={self.render(v, eager)}")
+            else:
+                parts.append(f"**{{{self.literal(k)}: {self.render(v, eager)}}}")
+        return ", ".join(parts)
+
+
+def _lhs(node):
+    """How the node's result is assigned: a target expression, or None for a discarded one;
+    plus extra lines for nested results."""
+    new = {v.id for v in node.outputs}
+    r = node.result
+
+    def leaf(t):
+        if type(t) is Ref and t.value.id in new:
+            return f"v{t.value.id}"
+        return None
+
+    if type(r) is Ref:
+        return leaf(r), []
+    if type(r) in (tuple, list) and all(type(e) in (Ref, Cap) or e is None or
+                                         type(e) in (int, float, bool, str) for e in r):
+        names = [leaf(e) if type(e) is Ref else None for e in r]
+        if not any(names):
+            return None, []
+        return "(" + ", ".join(n or "_" for n in names) + ("," if len(names) == 1 else "") \
+            + ")", []
+    extra = []
+
+    def paths(t, p):
+        if type(t) is Ref and t.value.id in new:
+            extra.append(f"v{t.value.id} = _r{p}")
+        elif type(t) in (tuple, list) or isinstance(t, tuple):
+            for i, e in enumerate(t):
+                paths(e, f"{p}[{i}]")
+        elif type(t) is dict:
+            for k, e in t.items():
+                paths(e, f"{p}[{k!r}]")
+
+    paths(r, "")
+    return ("_r" if extra else None), extra
+
+
+class Program:
+    """A compiled program for one signature (see the module docstring). ``call(arrays,
+    objs)`` runs it on the backend arrays of the flattened array arguments (``objs``: the
+    caller's objects for them) and returns the function's result."""
+
+    def __init__(self, graph, groups, specs, fn, finish, source, buffer_specs, n_recycled,
+                 capture_checks):
+        self.graph = graph
+        self.groups = groups
+        self.specs = specs
+        self._fn = fn
+        self._finish = finish
+        self.source = source
+        self._buffer_specs = buffer_specs
+        self._n_recycled = n_recycled
+        self._pool = []
+        self.output_template = graph.output
+        self._capture_checks = capture_checks
+
+    def _take(self):
+        try:
+            return self._pool.pop()
+        except IndexError:
+            return (tuple(np.empty(shape, dtype) for shape, dtype in self._buffer_specs),
+                    [None] * self._n_recycled)
+
+    def captures_unchanged(self):
+        for obj, shape, dtype, strides in self._capture_checks:
+            a = obj._a if isinstance(obj, _ndarray) else obj
+            if getattr(a, "shape", None) != shape or a.dtype != dtype or \
+                    getattr(a, "strides", None) != strides:
+                return False
+        return True
+
+    def run(self, backends):
+        """The backend values of the graph's outputs (in ``graph.output_values()`` order)."""
+        bufs = self._take()
+        try:
+            return self._fn(*backends, *bufs)
+        finally:
+            self._pool.append(bufs)
+
+    def call(self, backends, objs):
+        bufs = self._take()
+        try:
+            outs = self._fn(*backends, *bufs)
+        finally:
+            self._pool.append(bufs)
+        return self._finish(outs, objs)
+
+
+def _positions(graph, groups):
+    """The position each unit runs at: a group at its last member's node index."""
+    group_of_node = {}
+    for g in groups:
+        for n in g.nodes:
+            group_of_node[n.id] = g
+    pos_of_group = {g.id: max(n.id for n in g.nodes) for g in groups}
+    return group_of_node, pos_of_group
+
+
+def _memory_plan(graph, groups, group_of_node, pos_of_group, eligible):
+    """Buffer index for each value in ``eligible`` (value id -> value): a value gets a buffer
+    of its shape and dtype, shared with values whose storage is dead before it is made."""
+    last_use = {}
+    for n in graph.nodes:
+        g = group_of_node.get(n.id)
+        if g is not None:
+            continue
+        for v in n.inputs():
+            last_use[v.storage] = max(last_use.get(v.storage, -1), n.id)
+        for v in n.writes:
+            last_use[v.storage] = max(last_use.get(v.storage, -1), n.id)
+    for g in groups:
+        p = pos_of_group[g.id]
+        for v in g.inputs:
+            last_use[v.storage] = max(last_use.get(v.storage, -1), p)
+    for v in graph.output_values():
+        last_use[v.storage] = _INF
+    for v in graph.inputs + graph.captures:
+        last_use[v.storage] = _INF
+    defs = []
+    for vid, (v, pos) in eligible.items():
+        if last_use.get(v.storage, -1) == _INF:
+            continue
+        if v.storage != v.id:
+            continue
+        defs.append((pos, v))
+    defs.sort(key=lambda p: (p[0], p[1].id))
+    buffers = []        # (shape, dtype)
+    free = {}           # (shape, dtype) -> [(free from position, index)]
+    assigned = {}
+    for pos, v in defs:
+        key = (v.shape, v.dtype.str)
+        pool = free.setdefault(key, [])
+        idx = None
+        for i, (after, bi) in enumerate(pool):
+            if after < pos:
+                idx = bi
+                pool.pop(i)
+                break
+        if idx is None:
+            idx = len(buffers)
+            buffers.append((v.shape, v.dtype))
+        assigned[v.id] = idx
+        end = last_use.get(v.storage, pos)
+        pool.append((max(end, pos), idx))
+    return assigned, buffers
+
+
+def build_program(graph, fuse=True, donated=()):
+    """Compile ``graph`` into a :class:`Program`. ``donated``: indices of the flattened array
+    arguments whose memory outputs may take over."""
+    from .fusion import find_groups
+
+    if fuse:
+        import importlib.util
+
+        if importlib.util.find_spec("numba") is None:   # the replay alone, no kernels
+            fuse = False
+    groups = find_groups(graph) if fuse else []
+    specs = {}
+    kept = []
+    for g in groups:
+        spec = build_kernel(g)
+        if spec is not None:
+            try:
+                spec.function = compile_kernel(spec)
+                spec.function.compile(_numba_signature(spec))
+            except Exception as e:     # a kernel the generator got wrong: NumPy runs them
+                warnings.warn(f"tnp.jit: a fused kernel did not compile ({type(e).__name__}: "
+                              f"{str(e)[:300]}); its operations run unfused. Please report "
+                              f"this", RuntimeWarning, stacklevel=2)
+                spec = None
+        if spec is None:
+            for n in g.nodes:
+                n.info = None
+            continue
+        specs[g.id] = spec
+        kept.append(g)
+    groups = kept
+    group_of_node, pos_of_group = _positions(graph, groups)
+    em = _Emitter()
+
+    # what can live in a reused buffer: kernel outputs, and ufunc results (given out=)
+    eligible = {}
+    ufunc_nodes = {}
+    for n in graph.nodes:
+        if n.id in group_of_node:
+            continue
+        info = classify(n)
+        if info is not None and info.kind == "ew" and info.op not in ("where", "cast"):
+            u = info.loop.ufunc if info.loop is not None else getattr(np, info.op)
+            v = info.out
+            if v.c_contiguous and len(v.shape) >= 1:
+                ufunc_nodes[n.id] = (u, info)
+                eligible[v.id] = (v, n.id)
+    for g in groups:
+        p = pos_of_group[g.id]
+        for v in g.outputs:
+            if not v.scalar and v.shape != ():
+                eligible[v.id] = (v, p)
+    assigned, buffers = _memory_plan(graph, groups, group_of_node, pos_of_group, eligible)
+    donations = _donations(graph, groups, specs, group_of_node, pos_of_group, ufunc_nodes,
+                           donated)
+    buffer_specs = list(buffers)
+    scratch_index = {}
+    for g in groups:
+        spec = specs[g.id]
+        for c, k in sorted(spec.scratch.items()):
+            scratch_index[(g.id, c)] = len(buffer_specs)
+            buffer_specs.append(((max(k, 1), max(spec.T, 1)), np.dtype(c)))
+
+    lines = []
+    arg_names = [f"v{v.id}" for v in graph.inputs]
+    safe = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in graph.fn_name)
+    fname = f"_tnp_jit_{safe}_{_counter[0]}"
+    _counter[0] += 1
+    lines.append(f"def {fname}({', '.join(arg_names + ['_B', '_O'])}):")
+    body = []
+    for v, obj in zip(graph.captures, graph.capture_objs):
+        body.append(f"v{v.id} = {em.const(obj)}" + ("._a" if isinstance(obj, _ndarray) else ""))
+    if buffer_specs:
+        body.append("(" + ", ".join(f"b{i}" for i in range(len(buffer_specs))) + ",) = _B")
+    emitted_groups = set()
+    for n in graph.nodes:
+        g = group_of_node.get(n.id)
+        if g is not None:
+            if n.id == pos_of_group[g.id] and g.id not in emitted_groups:
+                emitted_groups.add(g.id)
+                body.extend(_emit_group(em, g, specs[g.id], assigned, scratch_index, donations))
+            continue
+        body.extend(_emit_node(em, n, ufunc_nodes.get(n.id), assigned, donations))
+    outs = graph.output_values()
+    body.append("return (" + "".join(f"v{v.id}, " for v in outs) + ")")
+    lines.extend("    " + b for b in body)
+    source = "\n".join(lines) + "\n"
+    filename = f"<tnp.jit {graph.fn_name} #{_counter[0]}>"
+    em.ns["_ND"] = _ndarray
+    finish_src = _emit_finish(em, graph)
+    source += "\n" + finish_src
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), em.ns)
+    fn = em.ns[fname]
+    captures = [(obj, getattr(obj._a if isinstance(obj, _ndarray) else obj, "shape", None),
+                 (obj._a if isinstance(obj, _ndarray) else obj).dtype,
+                 getattr(obj._a if isinstance(obj, _ndarray) else obj, "strides", None))
+                for obj in graph.capture_objs]
+    return Program(graph, groups, [specs[g.id] for g in groups], fn, em.ns["_finish"], source,
+                   buffer_specs, len(em.recycled), captures)
+
+
+def _emit_node(em, n, ufunc_plan, assigned, donations):
+    lhs, extra = _lhs(n)
+    if n.mode == "eager":
+        call = f"{em.const(n.call)}({em.call_args(n.args, n.kwargs, eager=True)})"
+        expr = f"_U({call})"
+        pre = ["with _suspended():"]
+        line = f"    {lhs} = {expr}" if lhs else f"    {expr}"
+        return pre + [line] + extra
+    if ufunc_plan is not None and lhs is not None:
+        u, info = ufunc_plan
+        v = info.out
+        ops = []
+        for kind, x in info.operands:
+            ops.append(f"v{x.id}" if kind == "v" else em.literal(x))
+        if v.id in assigned:
+            out = f", out=b{assigned[v.id]}"
+        elif v.id in donations:
+            out = f", out=v{donations[v.id]}"
+        else:
+            out = f", out={_recycle(em, v)}"
+        return [f"{lhs} = {em.const(u)}({', '.join(ops)}{out})"] + extra
+    call = f"{em.const(n.call)}({em.call_args(n.args, n.kwargs)})"
+    return [f"{lhs} = {call}" if lhs else call] + extra
+
+
+def _numba_signature(spec):
+    """The argument types a kernel is called with (compiled when the program is built, so a
+    kernel that does not compile never reaches a call)."""
+    from numba import types
+    from numba.np.numpy_support import from_dtype
+
+    tys = [types.int64] * 3
+    for value, form in spec.args:
+        dt = from_dtype(value.dtype)
+        if form == "scalar":
+            tys.append(dt)
+        elif form == "full" and not spec.flat:
+            tys.append(types.Array(dt, 2, "C"))
+        else:
+            tys.append(types.Array(dt, 1, "C"))
+    for value, level in spec.outputs:
+        tys.append(types.Array(from_dtype(value.dtype), 2 if level == "E" and not spec.flat
+                               else 1, "C"))
+    for c in sorted(spec.scratch):
+        tys.append(types.Array(from_dtype(np.dtype(c)), 2, "C"))
+    tys.append(types.Array(types.int64, 2, "C"))
+    return tuple(tys)
+
+
+def _donations(graph, groups, specs, group_of_node, pos_of_group, ufunc_nodes, donated):
+    """Outputs written into donated arguments: output value id -> the donated value id. An
+    output may take the memory of a donated argument of its shape and dtype that nothing reads
+    afterwards, where it is made by a NumPy ufunc (NumPy handles operands that are the output)
+    or by a kernel of one elementwise pass (each element is read before it is written)."""
+    if not donated:
+        return {}
+    inputs = [v for v in graph.inputs if v.index in donated and not v.scalar and v.c_contiguous]
+    if not inputs:
+        return {}
+    outputs = graph.output_values()
+    out_storages = {v.storage for v in outputs}
+    last = {}
+    for n in graph.nodes:
+        g = group_of_node.get(n.id)
+        pos = pos_of_group[g.id] if g is not None else n.id
+        for v in n.inputs() + list(n.writes):
+            last[v.storage] = max(last.get(v.storage, -1), pos)
+    taken = {}
+    free = [v for v in inputs if v.storage not in out_storages and
+            not any(v.storage == u.storage and u is not v for u in graph.inputs)]
+    producers = {}
+    for n in graph.nodes:
+        if n.id in ufunc_nodes:
+            producers[ufunc_nodes[n.id][1].out.id] = (n.id, None)
+    for g in groups:
+        spec = specs[g.id]
+        if len(spec.steps_text) == 1 and spec.steps_text[0].startswith("column loop"):
+            for v, level in spec.outputs:
+                if level == "E":
+                    producers[v.id] = (pos_of_group[g.id], spec)
+    for o in outputs:
+        if o.id in taken or o.id not in producers or o.storage != o.id:
+            continue
+        pos, spec = producers[o.id]
+        for d in free:
+            if d.shape == o.shape and d.dtype == o.dtype and last.get(d.storage, -1) <= pos \
+                    and (spec is None or any(a[0] is d for a in spec.args)):
+                taken[o.id] = d.id
+                free.remove(d)
+                break
+    return taken
+
+
+def _recycle(em, v):
+    k = len(em.recycled)
+    em.recycled.append((tuple(v.shape), v.dtype))
+    return f"_R(_O, {k}, {tuple(v.shape)!r}, {em.const(v.dtype)})"
+
+
+def _emit_finish(em, graph):
+    """The source of ``finish(outs, objs)``: the function's result from the program's output
+    values (tnp arrays; an argument returned unchanged is the caller's own object)."""
+    index = {}
+    for i, v in enumerate(graph.output_values()):
+        index.setdefault(v.id, i)
+    inputs = {v.id: v.index for v in graph.inputs}
+    lines = ["def _finish(outs, objs):"]
+    made = set()
+
+    def leaf(v):
+        name = f"r{v.id}"
+        if v.id not in made:
+            made.add(v.id)
+            if v.id in inputs:      # the argument itself, as the eager call returns it
+                lines.append(f"    {name} = objs[{inputs[v.id]}]")
+            else:
+                lines.append(f"    {name} = _W(outs[{index[v.id]}])")
+        return name
+
+    def expr(t):
+        tt = type(t)
+        if tt is Ref:
+            return leaf(t.value)
+        if tt is Cap:
+            return em.const(t.obj)
+        if tt is tuple:
+            return "(" + "".join(expr(e) + ", " for e in t) + ")"
+        if tt is list:
+            return "[" + ", ".join(expr(e) for e in t) + "]"
+        if tt is dict:
+            return "{" + ", ".join(f"{em.literal(k)}: {expr(e)}" for k, e in t.items()) + "}"
+        if isinstance(t, tuple) and hasattr(t, "_fields"):
+            return f"{em.const(tt)}(" + ", ".join(expr(e) for e in t) + ")"
+        return em.literal(t)
+
+    result = expr(graph.output)
+    lines.append(f"    return {result}")
+    return "\n".join(lines) + "\n"
+
+
+def _emit_group(em, g, spec, assigned, scratch_index, donations):
+    lines = []
+    R, N = spec.R, spec.N
+    args = [str(R), str(N), str(spec.T)]
+    for value, form in spec.args:
+        name = f"v{value.id}"
+        if form == "scalar":
+            args.append(name if value.scalar else f"_S({name})")
+        elif form == "full":
+            want = (R * N,) if spec.flat else (R, N)
+            args.append(name if tuple(value.shape) == want else f"{name}.reshape({want!r})")
+        elif form == "row":
+            args.append(name if tuple(value.shape) == (R,) else f"{name}.reshape({R})")
+        else:   # 'col'
+            args.append(name if tuple(value.shape) == (N,) else f"{name}.reshape({N})")
+    outs_after = []
+    for i, (value, level) in enumerate(spec.outputs):
+        o = f"_o{g.id}_{i}"
+        if value.id in assigned:
+            lines.append(f"{o} = b{assigned[value.id]}")
+        elif value.id in donations:
+            lines.append(f"{o} = v{donations[value.id]}")
+        elif value.scalar:
+            lines.append(f"{o} = np.empty(1, {em.const(value.dtype)})")
+        else:
+            lines.append(f"{o} = {_recycle(em, value)}")
+        if level == "E":
+            want = (R * N,) if spec.flat else (R, N)
+        else:
+            want = (R,)
+        shape = (1,) if value.scalar else tuple(value.shape)
+        args.append(o if shape == want else f"{o}.reshape({want!r})")
+        outs_after.append(f"v{value.id} = {o}[0]" if value.scalar else f"v{value.id} = {o}")
+    for c in sorted(spec.scratch):
+        args.append(f"b{scratch_index[(g.id, c)]}")
+    lp = np.array([[ref.fn, ref.data] for ref in spec.loops] or [[0, 0]], dtype=np.int64)
+    args.append(em.const(lp))
+    lines.append(f"{em.const(spec.function)}({', '.join(args)})")
+    lines.extend(outs_after)
+    return lines
