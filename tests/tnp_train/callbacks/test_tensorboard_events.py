@@ -1,11 +1,11 @@
 """TensorBoard with real fits and evaluations, its event files read back with the tensorboard
 package's readers: TF 2.4's runs and tags, exact scalars, histogram counts, weight images, the
 model graph, summaries of a custom train_step, and no event lost to a file name reused."""
-import glob
 import io
 import json
 import os
 import socket
+import sys
 
 import numpy as np
 import pytest
@@ -14,8 +14,6 @@ pytest.importorskip("tensorboard")
 
 import tnp_train as tt
 from tensorboard.backend.event_processing import event_accumulator as ea
-from tensorboard.compat.proto import event_pb2
-from tensorboard.compat.tensorflow_stub import errors, pywrap_tensorflow
 from tensorboard.plugins.graph import keras_util
 from tensorboard.plugins.histogram.summary_v2 import histogram_pb
 from tensorboard.util import tensor_util
@@ -28,20 +26,9 @@ Y = RNG.integers(0, 3, 64)
 STEPS = 4            # batches of 16 per epoch
 
 
-def _files(logdir):
-    return sorted(glob.glob(os.path.join(str(logdir), "events.out.tfevents.*")))
-
-
-def _strict_events(path):
-    """Every Event of a file through tensorboard's record reader (a bad CRC raises)."""
-    reader = pywrap_tensorflow.PyRecordReader_New(str(path).encode(), 0, b"", None)
-    out = []
-    while True:
-        try:
-            reader.GetNext()
-        except errors.OutOfRangeError:
-            return out
-        out.append(event_pb2.Event.FromString(reader.record()))
+# the strict readers the summary tests use (tests/tnp_train/summary/summary_readback.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "summary"))
+from summary_readback import event_files as _files, read_file as _strict_events  # noqa: E402
 
 
 def _run(logdir):
