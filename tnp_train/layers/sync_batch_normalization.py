@@ -24,7 +24,7 @@ def sync_normalize(x, gamma, beta, stat_axes, epsilon, ctx):
 
     def sum_over_replicas(buf, dev):
         # one collective for the whole buffer (a backend array on dev)
-        return backend_array(extended._all_reduce_arrays("sum", [wrap(buf, dev)])[0])
+        return backend_array(extended.all_reduce_arrays("sum", [wrap(buf, dev)])[0])
 
     return _normalize(x, gamma, beta, tuple(stat_axes), epsilon,
                       sum_over_replicas=sum_over_replicas)

@@ -192,8 +192,8 @@ class DataHandler:
             # parts of a global batch, this worker's first part (its first replica's), the
             # devices of its replicas (one part each), its communicator; read again at every
             # batch (_sharding), since an elastic job changes them when it loses a worker
-            self._dist = (ext._num_replicas_in_sync, ext._replica_id_base, ext._local_devices,
-                          ext._comm)
+            self._dist = (ext.num_replicas_in_sync, ext.local_replica_ids.start,
+                          ext.local_devices, ext.communicator)
         if _is_dataset(x) or (hasattr(x, "__iter__") and not isinstance(
                 x, (tnp.ndarray, _np.ndarray, list, tuple, dict)) and not hasattr(x, "__array__")):
             if y is not None:
@@ -370,8 +370,8 @@ class DataHandler:
         ext = self._ext
         if ext is None:
             return 1, 0, (None,), None
-        return (ext._num_replicas_in_sync, ext._replica_id_base, ext._local_devices,
-                ext._comm)
+        return (ext.num_replicas_in_sync, ext.local_replica_ids.start, ext.local_devices,
+                ext.communicator)
 
     def _part_of_rows(self, flat, idx, lo, hi):
         """This worker's part of the global batch of rows [lo, hi)."""

@@ -592,7 +592,7 @@ def _global_results(strategy, metrics):
     """The metrics' results with their ON_READ state combined over the replicas (a result
     that is a state Variable is copied before the local state comes back)."""
     variables = [v for m in metrics for v in m.variables]
-    with strategy.extended._on_read_values(variables):
+    with strategy.extended.on_read_values(variables):
         out = {}
         for m in metrics:
             r = m.result()
