@@ -143,7 +143,12 @@ host_base(PyObject *a)
     return b == Py_None ? NULL : b;
 }
 
-#define BASEW(o) (((ArrayBase *)(o))->basew != NULL && ((ArrayBase *)(o))->basew != Py_None ? \
+static PyTypeObject ArrayBaseType;
+
+/* The field as C may use it: a tnp array, or NULL (unset, None, or anything else a program
+ * wrote into the writable `_basew` member). */
+#define BASEW(o) (((ArrayBase *)(o))->basew != NULL && \
+                  PyObject_TypeCheck(((ArrayBase *)(o))->basew, &ArrayBaseType) ? \
                   ((ArrayBase *)(o))->basew : NULL)
 
 /* Whether tnp array `w` (exactly tnp.ndarray or a subclass, on the host) owns its memory in
