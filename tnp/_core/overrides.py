@@ -89,38 +89,44 @@ def _from_probes(r, dev, ctx):
     return wrap(r, dev)
 
 
+# argument types that never override a NumPy function: checked first, so the calls tnp computes
+# itself (every call on a training Variable takes this path) pay one set lookup per argument
+_PLAIN_TYPES = frozenset({int, float, bool, complex, str, type(None), _nda})
+
+
 def _function_overrides(args, kwargs):
     """Another library's objects among the arguments (inside lists and tuples too) whose type
     defines ``__array_function__`` (NEP 18: dask, CuPy arrays given beside tnp arrays...), one
     per type, subclasses before their bases, else left to right, as NumPy orders them. Empty
     for the calls tnp computes itself."""
     found = []
-
-    def visit(x):
-        t = type(x)
-        if t is list or t is tuple:
-            for e in x:
-                visit(e)
-            return
-        if t is ndarray or t is Scalar or t is _nda or t is int or t is float or x is None or \
-                isinstance(x, ndarray):
-            return
-        f = getattr(t, "__array_function__", None)
-        if f is None or f is _NUMPY_AF or isinstance(x, (_np.generic, _nda)) or \
-                any(type(y) is t for y in found):
-            return
-        for i, y in enumerate(found):
-            if issubclass(t, type(y)):
-                found.insert(i, x)
-                return
-        found.append(x)
-
     for a in args:
-        visit(a)
+        if type(a) not in _PLAIN_TYPES and not isinstance(a, ndarray):
+            _visit(a, found)
     if kwargs:
         for v in kwargs.values():
-            visit(v)
+            if type(v) not in _PLAIN_TYPES and not isinstance(v, ndarray):
+                _visit(v, found)
     return found
+
+
+def _visit(x, found):
+    t = type(x)
+    if t is list or t is tuple:
+        for e in x:
+            _visit(e, found)
+        return
+    if t in _PLAIN_TYPES or isinstance(x, ndarray):
+        return
+    f = getattr(t, "__array_function__", None)
+    if f is None or f is _NUMPY_AF or isinstance(x, (_np.generic, _nda)) or \
+            any(type(y) is t for y in found):
+        return
+    for i, y in enumerate(found):
+        if issubclass(t, type(y)):
+            found.insert(i, x)
+            return
+    found.append(x)
 
 
 def _override_function(overriders, name, np_fn, args, kwargs):
