@@ -48,7 +48,16 @@ def _need(x, what):
 
 def backend_array(x):
     """The backend array (``numpy.ndarray``/NumPy scalar on the CPU, ``cupy.ndarray`` on a GPU)
-    that tnp array ``x`` wraps; no copy, so writes into it show in ``x``."""
+    that tnp array ``x`` wraps; no copy, so writes into it show in ``x``.
+
+    While this thread traces a function (``tnp.jit``, ``tnp_train.function``), it raises
+    ``tnp.extend.UnsupportedTrace`` for every array, and the compiled function runs that
+    signature eagerly: a traced array has no values yet, and what a library computes from any
+    other array's backend is not seen by the tracer, so the compiled function would repeat the
+    value it had while tracing (a variable's, a metric's). A library computes with tnp
+    operations instead while :func:`tracing`, or reads :func:`storage` for bookkeeping."""
+    if _traces and (type(x) in _trace_types or _tracing_here()):
+        _refuse_traced(x, "backend_array")
     try:
         return x._a
     except AttributeError:
@@ -56,9 +65,84 @@ def backend_array(x):
         raise
 
 
+def storage(x):
+    """The backend array under tnp array ``x``, for bookkeeping only: its identity (which
+    buffer, which views), its version counter, its shape and dtype, never its values. Unlike
+    :func:`backend_array` it also answers for a traced array (whose values are placeholders'
+    dummies): what a tape uses to follow arrays through a function being compiled."""
+    try:
+        return x._a
+    except AttributeError:
+        _need(x, "storage")
+        raise
+
+
 def unwrap(x):
-    """The backend array of a tnp array; anything else is returned unchanged."""
+    """The backend array of a tnp array; anything else is returned unchanged (a traced array:
+    as :func:`backend_array`)."""
+    if _traces and isinstance(x, _ndarray) and (type(x) in _trace_types or _tracing_here()):
+        _refuse_traced(x, "unwrap")
     return x._a if isinstance(x, _ndarray) else x
+
+
+# --------------------------------------------------------------------------- traces
+_traces = 0               # traces running now, in any thread
+_trace_types = ()         # the tracer classes (set at the first trace)
+_trace_lock = __import__("threading").Lock()
+
+
+def _trace_started(*types):
+    global _traces, _trace_types
+    with _trace_lock:
+        _trace_types = types
+        _traces += 1
+
+
+def _trace_ended():
+    global _traces
+    with _trace_lock:
+        _traces -= 1
+
+
+def _tracing_here():
+    from ._jit.tracer import tracing as _tracing
+
+    return _tracing()
+
+
+def _refuse_traced(x, what):
+    from ._jit.tracer import UnsupportedTrace, _at, is_tracer, user_location
+
+    kind = "a traced array" if is_tracer(x) else "an array (while tracing)"
+    raise UnsupportedTrace(f"tnp.jit: tnp.extend.{what}() of {kind} "
+                           f"({x._a.dtype}{list(_np.shape(x._a))}): code working on backend "
+                           f"arrays is not traced (its values would be fixed at trace "
+                           f"time)" + _at(user_location()))
+
+
+def tracing():
+    """Whether this thread is tracing a function for ``tnp.jit`` (or ``tnp_train.function``)
+    now. A library whose operation works on backend arrays (where the tracer cannot follow)
+    can then compute it with tnp operations instead, which are traced and compiled."""
+    if not _traces:
+        return False
+    from ._jit.tracer import tracing as _tracing
+
+    return _tracing()
+
+
+def effect(fn, *args, **kwargs):
+    """Call ``fn(*args, **kwargs)`` for its effect: now, or, while this thread traces a
+    function, at every run of the compiled function (with that run's values in place of the
+    traced arrays among the arguments), and not while tracing. Returns ``fn``'s result when
+    called now, else None. For writes into state a compiled function must repeat at every
+    call: a variable's update, an optimizer step, a metric's accumulation."""
+    if _traces:
+        from ._jit.tracer import record_effect
+
+        if record_effect(fn, args, kwargs):
+            return None
+    return fn(*args, **kwargs)
 
 
 def device_of(x):
@@ -168,4 +252,18 @@ def bump_version(x):
     _bump(x._a if isinstance(x, _ndarray) else x)
 
 
-__all__ += ["set_backend_array", "unwrap"]
+__all__ += ["set_backend_array", "unwrap", "tracing", "effect", "storage"]
+
+
+_JIT_NAMES = ("JitFallbackWarning", "RetraceWarning", "TraceError", "UnsupportedTrace")
+__all__ += list(_JIT_NAMES)
+
+
+def __getattr__(name):
+    # the compiler's exceptions and warnings, for libraries that compile (loaded on first use:
+    # ``import tnp`` does not load the compiler)
+    if name in _JIT_NAMES:
+        from ._jit import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'tnp.extend' has no attribute {name!r}")

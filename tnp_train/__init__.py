@@ -15,6 +15,7 @@ from .utils.lazy import lazy_attributes as _lazy_attributes
 __version__ = "0.1.0"
 
 _SUBPACKAGES = ("activations", "applications", "autodiff", "backend", "callbacks", "checkpoint",
+                "compiler",
                 "constraints", "data", "datasets", "distribute", "experimental", "initializers",
                 "layers", "losses", "metrics", "mixed_precision", "models", "nn", "ops",
                 "optimizers", "preprocessing", "profiler", "regularizers", "train", "trainers",
@@ -23,10 +24,11 @@ _SUBPACKAGES = ("activations", "applications", "autodiff", "backend", "callbacks
 _NAMES = {"GradientTape": "autodiff", "Variable": "autodiff", "VariableAggregation": "autodiff",
           "VariableSynchronization": "autodiff", "custom_gradient": "autodiff",
           "stop_gradient": "autodiff", "variable_creator_scope": "autodiff",
-          "Input": "layers", "Model": "models", "Sequential": "models"}
+          "Input": "layers", "Model": "models", "Sequential": "models",
+          "function": "compiler", "config": "compiler", "TensorSpec": "data"}
 
 __all__ = sorted(_NAMES) + sorted(set(_SUBPACKAGES) - {"autodiff", "checkpoint", "ops",
-                                                        "trainers"})
+                                                        "trainers", "compiler"})
 __getattr__, __dir__ = _lazy_attributes(__name__, _NAMES, _SUBPACKAGES)
 
 

@@ -321,3 +321,14 @@ def test_two_threads_can_trace_at_once():
     barrier = threading.Barrier(1)
     x = tnp.full(50, 1.0)
     same(fs[0](x), tnp.tanh(x * 3.0) + x)
+
+
+def test_generalized_ufuncs_are_not_fused_as_elementwise():
+    # tnp.matmul reaches the compiler as NumPy's matmul ufunc, whose inner loop takes core
+    # dimensions: it once was classified (and called) as an elementwise loop, and crashed
+    a = tnp.asarray(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    b = tnp.asarray(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+    f = tnp.jit(lambda x, y: tnp.maximum(tnp.matmul(x, y) + 1.0, 0.0))
+    np.testing.assert_array_equal(np.asarray(f(a, b)),
+                                  np.maximum(np.matmul(np.asarray(a), np.asarray(b)) + 1.0, 0.0))
+    assert "matmul" in f.lower(a, b).unfused_nodes

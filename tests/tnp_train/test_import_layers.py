@@ -38,9 +38,10 @@ LAYERS = [
     # DESIGN.md: autodiff, mixed_precision.Policy, initializers; and, needing only these:
     # the fused ops (autodiff), activations (ops, autodiff), regularizers and constraints
     # (tnp, utils)
+    # tt.function (compiler): tnp's compiler, with the tapes inside compiled functions
     ("tnp_train.autodiff", "tnp_train.mixed_precision", "tnp_train.initializers",
      "tnp_train.ops", "tnp_train.activations", "tnp_train.regularizers",
-     "tnp_train.constraints"),
+     "tnp_train.constraints", "tnp_train.compiler"),
     # DESIGN.md: layers, losses, metrics, optimizers (+ LossScaleOptimizer), checkpoint, data;
     # and tt.train (checkpoint's API), the input helpers beside data (preprocessing, datasets);
     # distribute (DESIGN.md puts the strategies a floor up, but the layers, losses, metrics and

@@ -182,6 +182,12 @@ class JitFunction:
         self._lock = threading.Lock()
         self.trace_count = 0
         self._warned = set()
+        # what a signature that cannot be compiled does: "warn" (run eagerly, one
+        # JitFallbackWarning), "quiet" (run eagerly), "raise" (UnsupportedTrace); and whether
+        # Python asking for a traced value (TraceError) also falls back to eager execution
+        self.fallback = "warn"
+        self.eager_on_trace_error = False
+        self.retrace_warning_at = _RETRACE_WARN   # None: the caller warns in its own words
         functools.update_wrapper(self, fn)
 
     # -- the call -------------------------------------------------------------------------
@@ -246,7 +252,7 @@ class JitFunction:
         try:
             spec = self._signature(args, kwargs)
         except UnsupportedTrace as e:
-            self._warn_once(("sig", str(e)), str(e))
+            self._warn_once(("sig", str(e)), str(e), e)
             return self.fn(*args, **kwargs)
         key = tuple(spec.key)
         prog = self._cache.get(key)
@@ -259,7 +265,12 @@ class JitFunction:
         self._last_prog = prog
         return prog.call(spec.arrays, spec.objs)
 
-    def _warn_once(self, key, msg):
+    def _warn_once(self, key, msg, exc=None):
+        if self.fallback == "raise":
+            raise exc if isinstance(exc, (UnsupportedTrace, TraceError)) else \
+                UnsupportedTrace(msg) from exc
+        if self.fallback == "quiet":
+            return
         if key not in self._warned:
             self._warned.add(key)
             warnings.warn(msg + "; running eagerly", JitFallbackWarning,
@@ -305,22 +316,28 @@ class JitFunction:
             return tuple(new_args), new_kwargs
 
         self.trace_count += 1
-        if self.trace_count == _RETRACE_WARN:
+        if self.trace_count == self.retrace_warning_at:
             warnings.warn(f"tnp.jit: {getattr(fn, '__name__', 'function')} has been traced "
                           f"{_RETRACE_WARN} times: each new shape, dtype or Python value of an "
                           f"argument traces again (pass numbers that change as 0-d arrays)",
                           RetraceWarning, stacklevel=_user_stacklevel())
         try:
             graph = _trace(fn, args, kwargs, make_inputs, getattr(fn, "__name__", "f"))
-        except TraceError:
-            raise
+        except TraceError as e:
+            if not self.eager_on_trace_error or self.fallback == "raise":
+                raise
+            self._warn_once(("trace", str(e)), str(e), e)
+            self._cache[key] = _EAGER
+            return _EAGER
         except UnsupportedTrace as e:
-            self._warn_once(("trace", str(e)), str(e))
+            self._warn_once(("trace", str(e)), str(e), e)
             self._cache[key] = _EAGER
             return _EAGER
         except Exception as e:
             # maybe the dummy values (an inverse of zeros...), maybe the user's own error:
             # the eager call tells which
+            if self.fallback == "raise":
+                raise
             r = fn(*args, **kwargs)
             self._warn_once(("trace", repr(e)), f"tnp.jit: tracing {getattr(fn, '__name__', 'f')}"
                             f" failed on placeholder values ({type(e).__name__}: {e})")

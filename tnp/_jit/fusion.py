@@ -148,7 +148,7 @@ def classify(node):
         return _elementwise(node, getattr(np, uname), node.args, out)
     if isinstance(call, np.ufunc):
         if node.kwargs or call.nout != 1 or name != call.__name__ or \
-                len(node.args) != call.nin:
+                len(node.args) != call.nin or call.signature is not None:
             return None
         return _elementwise(node, call, node.args, out)
     if call is np.where and len(node.args) == 3 and not node.kwargs:
@@ -170,6 +170,8 @@ def classify(node):
 
 
 def _elementwise(node, u, args, out):
+    if getattr(u, "signature", None) is not None:    # a gufunc (matmul): not elementwise
+        return None
     ops = [_operand(a) for a in args]
     if any(o is None for o in ops) or not any(o[0] == "v" and not o[1].scalar for o in ops):
         return None

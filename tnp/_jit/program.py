@@ -272,6 +272,33 @@ def _memory_plan(graph, groups, group_of_node, pos_of_group, eligible):
     return assigned, buffers
 
 
+def _keeps(n):
+    """Whether node ``n`` must run even if nothing reads what it makes: it writes, draws
+    random numbers (the generator advances) or is an effect."""
+    name = n.name
+    return bool(n.writes) or name.startswith(("effect:", "random.", "inplace_")) or \
+        name == "setitem"
+
+
+def _prune(graph):
+    """Drop the nodes whose values reach no output, write or effect (the creation of state
+    while tracing, a value computed and never used): a replay computes only what is used."""
+    live = {v.id for v in graph.output_values()}
+    live.update(v.storage for v in graph.output_values())
+    kept = []
+    for n in reversed(graph.nodes):
+        if _keeps(n) or any(v.id in live or v.storage in live for v in n.outputs):
+            kept.append(n)
+            for v in n.inputs():
+                live.add(v.id)
+                live.add(v.storage)
+            for v in n.writes:
+                live.add(v.id)
+                live.add(v.storage)
+    kept.reverse()
+    graph.nodes[:] = kept
+
+
 def build_program(graph, fuse=True, donated=()):
     """Compile ``graph`` into a :class:`Program`. ``donated``: indices of the flattened array
     arguments whose memory outputs may take over."""
@@ -282,6 +309,7 @@ def build_program(graph, fuse=True, donated=()):
 
         if importlib.util.find_spec("numba") is None:   # the replay alone, no kernels
             fuse = False
+    _prune(graph)
     groups = find_groups(graph) if fuse else []
     specs = {}
     kept = []

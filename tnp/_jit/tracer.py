@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 
 import tnp as _tnp_pkg
+from .. import extend as _extend
 from .._core import listeners as _listeners
 from .._core.devices import CPU
 from .._core.dispatch import REGISTRY
@@ -33,7 +34,7 @@ from .graph import Cap, Graph, Node, Ref
 from .replay import resolve
 
 __all__ = ["Tracer", "ScalarTracer", "TraceError", "UnsupportedTrace", "trace", "is_tracer",
-           "user_location"]
+           "user_location", "tracing", "record_effect"]
 
 _TNP_DIR = os.path.dirname(os.path.abspath(_tnp_pkg.__file__)) + os.sep
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
@@ -754,6 +755,33 @@ def _written(name, args, kwargs):
     return out
 
 
+# ----------------------------------------------------------------------------- effects
+def tracing():
+    """Whether this thread is tracing a function now."""
+    ctx = _state.ctx
+    return ctx is not None and ctx.thread == threading.get_ident()
+
+
+def record_effect(fn, args, kwargs, name=None):
+    """While this thread traces: record a node that calls ``fn(*args, **kwargs)`` at every run
+    of the compiled function (traced arrays among the arguments replaced by their values then)
+    and return True without calling it; otherwise return False (the caller calls ``fn`` now).
+
+    What a library does for its effects: a write into state (a variable's update, an optimizer
+    step, a metric's accumulation) must happen at every call of the compiled function, with the
+    call's values, never once while tracing with the placeholders' dummies."""
+    ctx = _state.ctx
+    if ctx is None or ctx.thread != threading.get_ident():
+        return False
+    where = user_location()
+    label = name or getattr(fn, "__qualname__", None) or type(fn).__name__
+    node = Node(len(ctx.graph.nodes), f"effect:{label}", fn, "eager",
+                ctx.template(tuple(args)), ctx.template(dict(kwargs)), where)
+    node.result = None
+    ctx.graph.nodes.append(node)
+    return True
+
+
 # ----------------------------------------------------------------------------- entry point
 def _listener_for(ctx):
     """The listener of one trace: it records only the operations of that trace's thread (two
@@ -781,12 +809,14 @@ def trace(fn, args, kwargs, make_inputs, fn_name=None, vectorize_rules=None):
     call_args, call_kwargs = make_inputs(ctx)
     _state.ctx = ctx
     handle = _listeners.add_op_listener(*_listener_for(ctx))
+    _extend._trace_started(Tracer, ScalarTracer)
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             result = fn(*call_args, **call_kwargs)
         ctx.graph.output = _output_template(ctx, result)
     finally:
+        _extend._trace_ended()
         handle.remove()
         _state.ctx = None
         ctx.restore()

@@ -208,6 +208,9 @@ def loop_for(u, sig, reduce=False):
         if key in _cache:
             return _cache[key]
     ref = None
+    if getattr(u, "signature", None) is not None:
+        # a generalized ufunc (matmul, vecdot): its loops take core dimensions, not elements
+        return None
     try:
         table = _table(u)
         if table is not None and sig in table:

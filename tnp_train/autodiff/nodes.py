@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as _np
 
 from tnp import ndarray
-from tnp.extend import backend_array as _backend, version as version_of
+from tnp.extend import storage as _storage, version as version_of
 
 from ..utils.tree import flatten
 
@@ -63,14 +63,14 @@ def versions_of(args, saved, skip=None):
         if isinstance(a, ndarray):
             if skip and id(a) in skip:
                 continue
-            b = _backend(a)
+            b = _storage(a)
             versions.append((b, version_of(b)))
         elif type(a) is _np.ndarray:
             versions.append((a, version_of(a)))
         elif type(a) is list or type(a) is tuple:
             for e in flatten(a):
                 if isinstance(e, ndarray):
-                    b = _backend(e)
+                    b = _storage(e)
                     versions.append((b, version_of(b)))
                 elif type(e) is _np.ndarray:
                     versions.append((e, version_of(e)))

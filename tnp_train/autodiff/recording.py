@@ -25,7 +25,7 @@ import numpy as _np
 import tnp
 from tnp import extend as _ext
 from tnp import ndarray
-from tnp.extend import backend_array as _backend, version as version_of
+from tnp.extend import storage as _storage, version as version_of
 from tnp.extend import is_inexact as _inexact   # the dtypes that carry gradients
 
 from . import inplace as _inp
@@ -305,17 +305,17 @@ class Recorder:
             # arrays passed by keyword (a ``where=`` mask) count as read
             for k, v in kwargs.items():
                 if k != "out" and (isinstance(v, ndarray) or type(v) is _np.ndarray):
-                    b = _backend(v) if isinstance(v, ndarray) else v
+                    b = _storage(v) if isinstance(v, ndarray) else v
                     versions.append((b, version_of(b)))
         loose = ()
         if saved is None:
             for o in outputs:
-                b = _backend(o)
+                b = _storage(o)
                 versions.append((b, version_of(b)))
         else:
             loose = []
             for o in outputs:
-                b = _backend(o)
+                b = _storage(o)
                 loose.append((b, version_of(b)))
         for o in outputs:
             watched[id(o)] = o

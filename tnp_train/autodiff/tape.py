@@ -34,7 +34,7 @@ import numpy as _np
 
 import tnp
 from tnp import ndarray, get_default_device
-from tnp.extend import backend_array as _backend, device_of as _dev_of, wrap
+from tnp.extend import backend_array as _backend, device_of as _dev_of, tracing as _tracing, wrap
 from tnp.extend import is_inexact as _inexact   # the dtypes that carry gradients
 
 from ..utils.tree import flatten, pack_sequence_as
@@ -300,6 +300,9 @@ class GradientTape(Recorder):
 def stop_gradient(x):
     """The same values as ``x``, with no gradient flowing back (``tf.stop_gradient``)."""
     if isinstance(x, ndarray):
+        if _tracing():     # being compiled: a view the tracer sees and the tapes do not
+            with paused():
+                return x.view()
         return wrap(_backend(x), _dev_of(x))
     return tnp.asarray(x)
 

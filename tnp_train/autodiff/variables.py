@@ -28,8 +28,8 @@ import numpy as _np
 
 import tnp
 from tnp.extend import (
-    backend_array as _backend, bump_version as _bump, device_of as _device_of,
-    is_tnp_array as _is_tnp, wrap as _wrap)
+    backend_array as _backend, bump_version as _bump, device_of as _device_of, effect as _effect,
+    is_tnp_array as _is_tnp, tracing as _tracing, wrap as _wrap)
 
 __all__ = ["Variable", "VariableAggregation", "VariableSynchronization",
            "variable_creator_scope"]
@@ -275,6 +275,14 @@ class Variable(tnp.ndarray, metaclass=_VariableMeta):
         this one method (``assign*`` go through it) to run ``fn`` on every replica's copy, or on
         the rank that owns the variable.
         """
+        if _tracing():
+            # inside a function being compiled: the write happens at every call of the compiled
+            # function, with that call's values (never now, with the placeholders' dummies)
+            _effect(Variable._update_now, self, fn, args, constrain)
+            return self
+        return self._update_now(fn, args, constrain)
+
+    def _update_now(self, fn, args, constrain):
         written = ()
         if args:
             # per step and variable: kept to builtins (isinstance) where the common argument

@@ -39,8 +39,7 @@ import numpy as _np
 
 import tnp
 from tnp.extend import (
-    backend_array as _backend, device_of as _device_of, get_default_device as _get_default_device,
-    is_floating)
+    device_of as _device_of, get_default_device as _get_default_device, is_floating)
 
 from .. import initializers as _initializers
 from ..autodiff import Variable
@@ -338,7 +337,7 @@ class Layer:
         if isinstance(inputs, tnp.ndarray):        # the common call, with dtype objects only
             if not self._autocast:
                 return inputs
-            dt = _backend(inputs).dtype
+            dt = inputs.dtype
             target = self._dtype_policy._compute_np
             if dt == target or not is_floating(dt):
                 return inputs

@@ -17,6 +17,7 @@ import numpy as _np
 
 import tnp
 from tnp.extend import array_module, device_of, is_floating as _is_floating, wrap
+from tnp.extend import tracing as _tracing
 
 from ..utils.lazy import LazyModule
 from ..utils.naming import snake_case
@@ -178,7 +179,7 @@ class LossFunctionWrapper(Loss):
         else:
             # Keras 3: ignored entries don't count; their number stays on the device
             count = valid.sum()
-            divisor = float(count) if reads_free(xp) else count
+            divisor = float(count) if reads_free(xp) and not _tracing() else count
         return crossentropy(y_pred, labels, sparse=True, from_logits=from_logits, axis=axis,
                             weights=weights, divisor=divisor, valid=valid, bad=bad)
 

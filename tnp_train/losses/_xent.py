@@ -14,6 +14,7 @@ import numpy as _np
 
 import tnp
 from tnp.extend import array_module, backend_array, device_of, is_floating, is_tnp_array, wrap
+from tnp.extend import tracing as _tracing
 
 from ..activations import logits_of
 from ..autodiff import GradientTape, custom_gradient, stop_gradient
@@ -82,6 +83,36 @@ def _plain(pred, target, *, sparse, from_logits, axis, smoothing, weights, divis
     return tnp.where(d == 0, tnp.sum(per) * 0, tnp.sum(per) / tnp.where(d == 0, 1, d))
 
 
+def _traced(pred, target, *, sparse, from_logits, axis, smoothing, weights, divisor, valid, bad):
+    """:func:`crossentropy` in a function being compiled: the plain tnp formulation (traced,
+    differentiated by the tapes, fused by the compiler); ``target``, ``weights``, ``valid``,
+    ``bad`` and ``divisor`` are tnp arrays there (or None, or a float divisor)."""
+    ct = compute_dtype(pred.dtype)
+    nd = pred.ndim
+    ax = axis % nd
+
+    def to_last(x):
+        return x if x is None or ax == nd - 1 or x.ndim < nd else tnp.moveaxis(x, ax, -1)
+
+    p = to_last(pred)
+    onehot = None
+    if sparse:
+        labels = target if valid is None else tnp.where(valid, target, 0)
+        if bad is not None:
+            labels = tnp.where(bad, 0, labels)
+        onehot = (labels[..., None] == tnp.arange(p.shape[-1])).astype(ct)
+        target = None
+    else:
+        target = to_last(target)
+    if valid is not None:
+        vw = valid.astype(ct)
+        weights = vw if weights is None else weights * vw
+    if weights is not None:
+        weights = tnp.asarray(weights, dtype=ct)
+    return _plain(p, target, sparse=sparse, from_logits=from_logits, axis=-1,
+                  smoothing=smoothing, weights=weights, divisor=divisor, onehot=onehot, bad=bad)
+
+
 def crossentropy(pred, target, *, sparse, from_logits, axis=-1, smoothing=0.0, weights=None,
                  divisor=None, valid=None, bad=None):
     """Cross-entropy between ``target`` and ``pred`` along ``axis``, on pred's device.
@@ -102,6 +133,9 @@ def crossentropy(pred, target, *, sparse, from_logits, axis=-1, smoothing=0.0, w
         if known is not None and known[1] % pred.ndim == axis % pred.ndim and \
                 tuple(known[0].shape) == tuple(pred.shape):
             pred, from_logits = known[0], True
+    if _tracing():
+        return _traced(pred, target, sparse=sparse, from_logits=from_logits, axis=axis,
+                       smoothing=smoothing, weights=weights, divisor=divisor, valid=valid, bad=bad)
     dev = device_of(pred)
     xp = array_module(dev)
     ct = compute_dtype(pred.dtype)

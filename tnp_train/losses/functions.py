@@ -13,7 +13,8 @@ import math
 import numpy as _np
 
 import tnp
-from tnp.extend import array_module, device_of, is_floating
+from tnp.extend import array_module, device_of, effect as _effect, is_floating
+from tnp.extend import tracing as _tracing
 
 from .. import activations as _act
 from ._values import backend_on, reads_free
@@ -143,6 +144,8 @@ def sparse_labels(name, y_true, y_pred, axis=-1):
     if y_pred.ndim == 0:
         raise ValueError(f"{name}: predictions must have a class axis, got a scalar")
     dev = device_of(y_pred)
+    if _tracing():
+        return _sparse_labels_traced(name, y_true, y_pred, axis, dev)
     xp = array_module(dev)
     labels = backend_on(y_true, dev)
     ax = axis % y_pred.ndim
@@ -167,10 +170,37 @@ def sparse_labels(name, y_true, y_pred, axis=-1):
     return labels.astype(_np.int64, copy=False), fractional
 
 
+def _sparse_labels_traced(name, y_true, y_pred, axis, dev):
+    """:func:`sparse_labels` in a function being compiled: the labels as a (traced) tnp array;
+    the checks of their values run at every call of the compiled function (an effect), with
+    the eager call's errors."""
+    labels = tnp.asarray(y_true, device=dev) if not isinstance(y_true, tnp.ndarray) else y_true
+    ax = axis % y_pred.ndim
+    if labels.ndim == y_pred.ndim and labels.shape[ax] == 1:
+        labels = tnp.squeeze(labels, axis=ax)
+    expected = y_pred.shape[:ax] + y_pred.shape[ax + 1:]
+    if labels.shape != expected:
+        raise ValueError(f"{name}: labels of shape {labels.shape} do not match predictions of "
+                         f"shape {tuple(y_pred.shape)} (expected labels of shape {expected})")
+    if labels.dtype.kind not in "iub":
+        if not is_floating(labels.dtype):
+            raise ValueError(f"{name}: labels must be integer class ids, got dtype {labels.dtype}")
+        _effect(_refuse_fractional, name, labels)
+    return labels.astype(_np.int64, copy=False), None
+
+
+def _refuse_fractional(name, labels):
+    if bool(tnp.any(tnp.mod(labels, 1) != 0)):
+        raise ValueError(f"{name}: labels must be integer class ids, got dtype {labels.dtype}")
+
+
 def _check_range(name, xp, labels, n_classes, valid, bad=None):
     """ValueError naming a label outside ``[0, n_classes)`` among the ``valid`` ones, where
     ``xp``'s values can be read for free; on a device, the mask of such entries (joined with
-    ``bad``)."""
+    ``bad``). In a function being compiled, the check runs at every call (an effect)."""
+    if isinstance(labels, tnp.ndarray) and _tracing():
+        _effect(_check_range_now, name, labels, n_classes, valid)
+        return bad
     out = (labels < 0) | (labels >= n_classes)
     if valid is not None:
         out &= valid
@@ -180,6 +210,13 @@ def _check_range(name, xp, labels, n_classes, valid, bad=None):
         raise ValueError(f"{name}: label {int(labels[out].flat[0])} is out of range for "
                          f"{n_classes} classes (expected 0 <= label < {n_classes})")
     return bad
+
+
+def _check_range_now(name, labels, n_classes, valid):
+    from tnp.extend import backend_array
+
+    _check_range(name, _np, backend_array(labels), n_classes,
+                 None if valid is None else backend_array(valid))
 
 
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1, ignore_class=None):

@@ -20,7 +20,7 @@ import numpy as _np
 
 import tnp
 from tnp.extend import backend_array as _backend
-from tnp.extend import array_module, device_of, wrap
+from tnp.extend import array_module, device_of, tracing as _tracing, wrap
 
 from .. import initializers as _initializers
 from ..autodiff import Variable
@@ -256,6 +256,16 @@ class Reduce(Metric):
                 self.count.assign_add(self.count.dtype.type(v.size))
 
     def result(self):
+        if _tracing():
+            # in a compiled step: the same arithmetic in tnp operations on the state, read at
+            # every call after that call's updates (effects)
+            if self.reduction == "sum":
+                return self.total.astype(self._dtype)
+            # (as 1-element arrays: a 0-d comparison gives tnp's one shared True/False
+            # scalar, which the tracer cannot tell apart between two metrics)
+            one = (1,)
+            q = div_no_nan(tnp.reshape(self.total, one), tnp.reshape(self.count, one), tnp)
+            return tnp.reshape(q, ()).astype(self._dtype)
         dev = device_of(self.total)
         if self.reduction == "sum":
             return self._result(_backend(self.total), dev)

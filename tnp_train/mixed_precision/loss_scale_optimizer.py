@@ -38,7 +38,7 @@ import numpy as _np
 
 import tnp
 from tnp.extend import backend_array as _backend, device_of as _device_of, is_tnp_array as _is_tnp
-from tnp.extend import array_module, is_inexact, wrap
+from tnp.extend import array_module, effect as _effect, is_inexact, tracing as _tracing, wrap
 
 from ..autodiff import Variable
 from ..optimizers.base_optimizer import Optimizer, _abandoned_on_failure
@@ -245,7 +245,15 @@ class LossScaleOptimizer(Optimizer):
         """Mirrors ``LossScaleOptimizer.apply_gradients(grads_and_vars, name=None,
         experimental_aggregate_gradients=True)`` (TF 2.4): the gradients are already unscaled.
         Aggregates them (the inner optimizer's aggregator), then, with a dynamic scale, skips
-        the step if one is not finite and updates the scale. Returns the inner ``iterations``."""
+        the step if one is not finite and updates the scale. Returns the inner ``iterations``.
+        In a function being compiled, an effect of each call (see ``Optimizer.apply_gradients``)."""
+        if _tracing():
+            _effect(self._apply_gradients_now, list(grads_and_vars), name,
+                    experimental_aggregate_gradients)
+            return self._inner.iterations
+        return self._apply_gradients_now(grads_and_vars, name, experimental_aggregate_gradients)
+
+    def _apply_gradients_now(self, grads_and_vars, name, experimental_aggregate_gradients):
         inner = self._inner
         pairs = self._inner._validated_pairs(grads_and_vars, who=self._name)
         if experimental_aggregate_gradients:

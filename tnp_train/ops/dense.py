@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp.extend import array_module, backend_array as _backend, device_of as _device_of, wrap
+from tnp.extend import (
+    array_module, backend_array as _backend, device_of as _device_of, tracing as _tracing, wrap,
+)
 
 from ..autodiff.tape import (
     _CustomRule, gradient_destination, hand_written_backward, needs_gradient, record_custom,
@@ -28,6 +30,8 @@ def dense(x, kernel, bias=None, relu=False):
     if _device_of(kernel) is not dev or (bias is not None and _device_of(bias) is not dev):
         raise ValueError(f"dense: inputs on {dev}, kernel on {_device_of(kernel)}"
                          + (f", bias on {_device_of(bias)}" if bias is not None else ""))
+    if _tracing():
+        return _dense_traced(x, kernel, bias, relu)
     xa, wa = _backend(x), _backend(kernel)
     ba = _backend(bias) if bias is not None else None
     out_dtype = _np.result_type(xa.dtype, wa.dtype)
@@ -59,6 +63,21 @@ def dense(x, kernel, bias=None, relu=False):
         record_custom(args, out, _CustomRule(hand_written_backward("dense", backward, args,
                                                                    recorded)))
     return out
+
+
+def _dense_traced(x, kernel, bias, relu):
+    """The same computation in tnp operations, for a function being compiled (``tnp.jit``,
+    ``tt.function``): the tracer records them, a tape differentiates them, the compiler fuses
+    the bias and ReLU into the GEMM's consumer."""
+    out_dtype = tnp.result_type(x.dtype, kernel.dtype)
+    low = out_dtype in _LOW
+    xc, wc = (x.astype(tnp.float32), kernel.astype(tnp.float32)) if low else (x, kernel)
+    y = tnp.matmul(xc, wc)
+    if bias is not None:
+        y = y + bias
+    if relu:
+        y = tnp.maximum(y, 0)
+    return y.astype(out_dtype) if low else y
 
 
 def _into(x, like):

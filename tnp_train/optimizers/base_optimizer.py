@@ -51,7 +51,7 @@ import numpy as _np
 import tnp
 from tnp.extend import (
     array_module as _xp_of, backend_array as _backend, device_of as _device_of,
-    is_tnp_array as _is_tnp, version as _version, wrap)
+    effect as _effect, is_tnp_array as _is_tnp, tracing as _in_trace, version as _version, wrap)
 
 from ..autodiff import GradientTape, Variable
 from ..utils import tracing as _tracing
@@ -558,7 +558,19 @@ class Optimizer:
         """Mirrors ``Optimizer.apply_gradients(grads_and_vars, name=None,
         experimental_aggregate_gradients=True)``: update each variable with its gradient;
         pairs whose gradient is None are skipped (ValueError if all are). Returns
-        ``iterations`` (after the increment)."""
+        ``iterations`` (after the increment).
+
+        Inside a function being compiled (``tt.function``, a compiled ``fit``), the step is an
+        effect of the compiled function: it runs at every call, eagerly, with that call's
+        gradients (schedules, the step count, clipping and the strategy's aggregation as in an
+        eager step)."""
+        if _in_trace():
+            _effect(self._apply_gradients_now, list(grads_and_vars),
+                    experimental_aggregate_gradients)
+            return self.iterations
+        return self._apply_gradients_now(grads_and_vars, experimental_aggregate_gradients)
+
+    def _apply_gradients_now(self, grads_and_vars, experimental_aggregate_gradients):
         with _tracing.span(f"{type(self).__name__}.apply_gradients", "optimizer"):
             return self._apply_gradients(grads_and_vars, experimental_aggregate_gradients)
 

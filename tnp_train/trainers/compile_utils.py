@@ -10,6 +10,7 @@ import threading
 import numpy as _np
 
 import tnp
+from tnp.extend import effect as _effect, tracing as _tracing
 from tnp.extend import (
     backend_array as _backend, device_of as _device_of, is_floating as _is_floating, wrap as _wrap,
 )
@@ -39,7 +40,7 @@ def match_dtype_and_rank(y_t, y_p, sw):
     y_t = _as_array(y_t)
     p_rank = len(_shape(y_p))
     if y_t.ndim == 1 and p_rank == 2:
-        if isinstance(y_t, tnp.ndarray) and y_t.dtype.kind in "iub":
+        if isinstance(y_t, tnp.ndarray) and y_t.dtype.kind in "iub" and not _tracing():
             # integer labels carry no gradient: reshaped without a tape's attention (this runs
             # under fit's tape on every step)
             y_t = _wrap(_backend(y_t)[:, None], _device_of(y_t))
@@ -233,7 +234,7 @@ class LossesContainer:
                 else:
                     loss_value = value * _share(rows, yt, scale)
             if tracker is not None:
-                tracker.update_state(metric_value, sample_weight=batch)
+                _effect(tracker.update_state, metric_value, sample_weight=batch)
             metric_terms.append(metric_value * w if w != 1.0 else metric_value)
             terms.append(loss_value * w if w != 1.0 else loss_value)
         if regularization_losses:
@@ -245,8 +246,8 @@ class LossesContainer:
         total = _add_n(terms)
         # weighted by the batch size, so a short last batch counts for what it holds (no
         # targets, as with add_loss alone: each batch counts once, as in TF 2.4)
-        self.loss_tracker.update_state(total if replicas == 1 else _add_n(metric_terms),
-                                       sample_weight=batch)
+        _effect(self.loss_tracker.update_state,
+                total if replicas == 1 else _add_n(metric_terms), sample_weight=batch)
         return total
 
     _built = False
@@ -403,7 +404,7 @@ class MetricsContainer:
             if k not in matched:
                 matched[k] = match_dtype_and_rank(ys_true[k], ys_pred[k], sws[k])
             yt, yp, sw = matched[k]
-            metric.update_state(yt, yp, sample_weight=sw if weighted else None)
+            _effect(metric.update_state, yt, yp, sample_weight=sw if weighted else None)
 
     @property
     def metrics(self):

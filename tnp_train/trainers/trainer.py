@@ -16,6 +16,7 @@ import numpy as _np
 
 import tnp
 
+from .. import compiler as _compiler
 from .. import losses as _losses
 from ..distribute import distribute_lib as _ds
 from ..utils.lazy import LazyModule
@@ -70,7 +71,8 @@ class Trainer:
 
     # ------------------------------------------------------------------ compile
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
-                weighted_metrics=None, run_eagerly=None, steps_per_execution=None, **kwargs):
+                weighted_metrics=None, run_eagerly=None, steps_per_execution=None,
+                jit_compile=None, **kwargs):
         """Configure training; mirrors ``tf.keras.Model.compile``. Under a ``mixed_float16``
         global or model policy the optimizer is wrapped in a ``LossScaleOptimizer``, as TF 2.4
         does. Inside a strategy's scope (or for a model whose variables were made in one) the
@@ -78,6 +80,11 @@ class Trainer:
         ``predict`` then use, and the optimizer sums its gradients over the replicas."""
         if kwargs:
             raise TypeError(f"Invalid keyword argument(s) in `compile()`: {sorted(kwargs)}")
+        if jit_compile and run_eagerly:
+            raise ValueError("You cannot enable `run_eagerly` and `jit_compile` at the same "
+                             "time.")
+        self.__dict__["_jit_compile"] = jit_compile
+        self.__dict__["_step_functions"] = {}
         strategy = self._compile_strategy()
         with _dist.strategy_scope(strategy):
             self._compile(strategy, optimizer, loss, metrics, loss_weights, weighted_metrics,
@@ -274,6 +281,37 @@ class Trainer:
         x, _, _ = unpack_x_y_sample_weight(data)
         return self(x, training=False)
 
+    def _step_function(self, kind, strategy):
+        """The step ``fit``/``evaluate``/``predict`` run (``kind``: "train", "test",
+        "predict"): compiled with ``tt.function`` (TF's ``train_function``), unless
+        ``run_eagerly``, ``tt.config.run_functions_eagerly(True)`` or a strategy (whose compiled
+        steps are not written yet). For now only with ``compile(jit_compile=True)`` (TF 2.5's
+        name), where a step that cannot be compiled is an error naming the reason; the default
+        (``jit_compile=None``) runs the steps eagerly, as before, until compiled steps are
+        checked against the whole suite. The first call of each step runs eagerly (it builds
+        the metrics' and the optimizer's state); later calls run the compiled step."""
+        step = getattr(self, kind + "_step")
+        jit = self.__dict__.get("_jit_compile")
+        if strategy is not None or self.run_eagerly or not jit or \
+                _compiler.config.functions_run_eagerly():
+            return step
+        table = self.__dict__.setdefault("_step_functions", {})
+        entry = table.get(kind)
+        underlying = getattr(step, "__func__", step)
+        if entry is None or entry[0] is not underlying:
+            # new, or the step was replaced (a train_step assigned on the instance)
+            fn = _compiler.Function(step, name=f"{kind}_function", jit_compile=True)
+            table[kind] = [underlying, fn]
+            return step            # the first call builds the state: eagerly
+        return entry[1]
+
+    @property
+    def step_compilation(self):
+        """How the steps run since ``compile``: {kind: "compiled"} for the steps compiled so far
+        (tnp_train's own introspection; TF has no equivalent)."""
+        return {kind: "compiled" if fn.experimental_get_tracing_count() else "not traced yet"
+                for kind, (_, fn) in self.__dict__.get("_step_functions", {}).items()}
+
     # ------------------------------------------------------------------ loops
     # the CallbackList class the loops drive: the model sets it, since the callbacks use the
     # trainers and so the trainers may not import them
@@ -376,7 +414,8 @@ class Trainer:
                 with _tracing.span("train", "step", t_next, step_num=steps_run, epoch_num=epoch,
                                    batch=step):
                     _tracing.complete("IteratorGetNext", "input", t_next, t_batch)
-                    logs = _batch_logs(_dist.run_train_step(self, strategy, self.train_step,
+                    logs = _batch_logs(_dist.run_train_step(self, strategy,
+                                                            self._step_function("train", strategy),
                                                             batch, data, cbs, epoch, step))
                     cbs.on_train_batch_end(step, logs)
                 steps_run += 1
@@ -412,7 +451,7 @@ class Trainer:
             cbs.on_test_batch_begin(step)
             with _tracing.span("test", "step", t_next, step_num=step):
                 _tracing.complete("IteratorGetNext", "input", t_next, t_batch)
-                logs = _batch_logs(_run(strategy, self.test_step, batch))
+                logs = _batch_logs(_run(strategy, self._step_function("test", strategy), batch))
                 cbs.on_test_batch_end(step, logs)
         logs = _python_logs(dict(logs))
         cbs.on_test_end(logs)
@@ -462,7 +501,7 @@ class Trainer:
         gather = strategy is not None and strategy.num_replicas_in_sync > 1
         for step, batch in enumerate(data.epoch_iterator()):
             cbs.on_predict_batch_begin(step)
-            out = _run(strategy, self.predict_step, batch)
+            out = _run(strategy, self._step_function("predict", strategy), batch)
             if gather:
                 # the workers' parts of this batch, in worker order: the batch as one process
                 # would have predicted it

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as _np
 
 import tnp
-from tnp.extend import backend_array as _backend, is_inexact, unwrap, wrap
+from tnp.extend import backend_array as _backend, is_inexact, tracing as _tracing, unwrap, wrap
 
 from ..registry import defvjp, nondifferentiable, section
 from ..tape import custom_gradient
@@ -72,6 +72,11 @@ def _balanced(ans, x, y, mine):
     the backend arrays directly: one fused pass instead of several recorded tnp operations
     (``maximum(z, 0)`` is every ReLU); only ``g * mask`` is a tnp operation."""
     def vjp(g):
+        if _tracing():     # being compiled: the same mask in tnp operations, which are traced
+            hx, hy = tnp.equal(x, ans), tnp.equal(y, ans)
+            win, other = (hx, hy) if mine == 0 else (hy, hx)
+            dt = g.dtype if is_inexact(g.dtype) else ans.dtype
+            return g * tnp.where(win & other, dt.type(0.5), win.astype(dt))
         a = _backend(ans)
         hx = _np.equal(unwrap(x), a)
         hy = _np.equal(unwrap(y), a)

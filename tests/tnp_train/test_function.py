@@ -1,0 +1,194 @@
+"""tt.function and the compiled fit step: results equal the eager ones, effects happen at
+every call, and what cannot be compiled runs eagerly (or, with jit_compile=True, fails)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import tnp
+import tnp_train as tt
+from tnp.extend import JitFallbackWarning, RetraceWarning, TraceError, UnsupportedTrace
+
+
+def _mlp(seed=0):
+    init = [tt.initializers.GlorotUniform(seed=seed + i) for i in range(3)]
+    return tt.Sequential([tt.Input((8,)),
+                          tt.layers.Dense(16, activation="relu", kernel_initializer=init[0]),
+                          tt.layers.Dense(16, activation="relu", kernel_initializer=init[1]),
+                          tt.layers.Dense(4, kernel_initializer=init[2])])
+
+
+def _data(n=64, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, 8)).astype(np.float32), rng.integers(0, 4, n)
+
+
+def _tape_step(model, opt, loss_fn):
+    def step(x, y):
+        with tt.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+    return step
+
+
+@pytest.mark.parametrize("opt_name", ["SGD", "Adam"])
+def test_a_compiled_tape_step_trains_as_the_eager_one(opt_name):
+    X, Y = _data()
+    runs = []
+    for compiled in (False, True):
+        model = _mlp()
+        opt = getattr(tt.optimizers, opt_name)(0.01)
+        step = _tape_step(model, opt, tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+        f = tt.function(step, jit_compile=True) if compiled else step
+        losses = [float(f(tnp.asarray(X[i:i + 16]), tnp.asarray(Y[i:i + 16])))
+                  for _ in range(5) for i in range(0, 64, 16)]
+        runs.append((losses, [w.copy() for w in model.get_weights()], int(opt.iterations)))
+        if compiled:
+            assert f.experimental_get_tracing_count() == 1
+    (l0, w0, it0), (l1, w1, it1) = runs
+    assert it0 == it1 == 20              # the optimizer stepped at every call, not per trace
+    np.testing.assert_allclose(l1, l0, rtol=1e-5)
+    for a, b in zip(w0, w1):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(l0[0], l0[-1])  # it trained
+
+
+def test_variable_writes_happen_at_every_call_with_that_calls_values():
+    v = tt.Variable(tnp.zeros(3))
+
+    @tt.function(jit_compile=True)
+    def add(x):
+        v.assign_add(x * 2.0)
+        return v * 1.0
+
+    out = [np.asarray(add(tnp.full(3, float(k)))) for k in (1, 2, 3)]
+    assert add.experimental_get_tracing_count() == 1
+    np.testing.assert_array_equal(np.asarray(v), [12.0, 12.0, 12.0])
+    np.testing.assert_array_equal(out[0], [2.0] * 3)
+    np.testing.assert_array_equal(out[2], [12.0] * 3)
+
+
+def test_a_value_python_needs_runs_eagerly_with_a_warning_or_fails_with_jit_compile():
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+        return -x
+
+    g = tt.function(f)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        np.testing.assert_array_equal(np.asarray(g(tnp.ones(3))), [2.0] * 3)
+        np.testing.assert_array_equal(np.asarray(g(-tnp.ones(3))), [1.0] * 3)
+    msgs = [str(m.message) for m in w if issubclass(m.category, JitFallbackWarning)]
+    assert len(msgs) == 1 and "if x.sum() > 0:" in msgs[0]
+    with pytest.raises(TraceError, match="bool"):
+        tt.function(f, jit_compile=True)(tnp.ones(3))
+
+
+def test_backend_code_is_never_run_on_trace_time_values():
+    # a library op computing on backend arrays: refused while tracing, so a compiled function
+    # never repeats the value it had while tracing
+    from tnp.extend import backend_array, wrap
+
+    state = tnp.ones(2)
+
+    def peek(x):
+        return x + wrap(backend_array(state) * 1.0)
+
+    f = tt.function(peek, jit_compile=True)
+    with pytest.raises(UnsupportedTrace, match="backend_array"):
+        f(tnp.zeros(2))
+    g = tt.function(peek)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JitFallbackWarning)
+        assert np.asarray(g(tnp.zeros(2))).tolist() == [1.0, 1.0]
+        state[...] = 5.0
+        assert np.asarray(g(tnp.zeros(2))).tolist() == [5.0, 5.0]
+
+
+def test_input_signature_and_retracing_warning():
+    k = tt.function(lambda x: x * 2, input_signature=[tt.TensorSpec([None, 3], "float32")])
+    assert np.asarray(k(tnp.ones((2, 3), dtype="float32"))).sum() == 12
+    with pytest.raises(ValueError, match="input_signature"):
+        k(tnp.ones((2, 4), dtype="float32"))
+    r = tt.function(lambda x, s: x * s)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for i in range(6):
+            r(tnp.ones(3), float(i))
+    assert [m for m in w if issubclass(m.category, RetraceWarning)]
+    assert r.experimental_get_tracing_count() == 6
+
+
+def test_run_functions_eagerly():
+    calls = []
+
+    @tt.function
+    def f(x):
+        calls.append(1)
+        return x + 1
+
+    f(tnp.ones(2))
+    f(tnp.ones(2))
+    assert len(calls) == 1                 # Python ran once, while tracing
+    tt.config.run_functions_eagerly(True)
+    try:
+        assert tt.config.functions_run_eagerly()
+        f(tnp.ones(2))
+        assert len(calls) == 2
+    finally:
+        tt.config.run_functions_eagerly(False)
+
+
+def test_experimental_compile_and_jit_compile_must_agree():
+    with pytest.raises(ValueError, match="jit_compile"):
+        tt.function(lambda x: x, experimental_compile=True, jit_compile=False)
+
+
+@pytest.mark.parametrize("metrics", [[], ["accuracy"]])
+def test_compiled_fit_equals_eager_fit(metrics):
+    X, Y = _data(96)
+    out = {}
+    for eager in (True, False):
+        model = _mlp()
+        model.compile(tt.optimizers.SGD(0.05, momentum=0.9),
+                      tt.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=metrics, run_eagerly=eager, jit_compile=not eager or None)
+        hist = model.fit(X, Y, batch_size=16, epochs=3, shuffle=False, verbose=0).history
+        out[eager] = (hist, model.get_weights(), model.evaluate(X, Y, verbose=0),
+                      model.predict(X[:7], verbose=0), model.step_compilation)
+    (h_e, w_e, ev_e, p_e, _), (h_c, w_c, ev_c, p_c, how) = out[True], out[False]
+    assert how["train"] == "compiled"
+    for k in h_e:
+        np.testing.assert_allclose(h_c[k], h_e[k], rtol=1e-5)
+    for a, b in zip(w_e, w_c):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ev_c, ev_e, rtol=1e-5)
+    np.testing.assert_allclose(p_c, p_e, rtol=1e-5, atol=1e-6)
+
+
+def test_fit_with_jit_compile_true_fails_on_what_cannot_be_compiled():
+    X, Y = _data(32)
+
+    class Peek(tt.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = tt.layers.Dense(4)
+
+        def train_step(self, data):
+            x, y = data
+            if float(tnp.sum(x)) > 1e9:       # Python needs a value: not compilable
+                return {}
+            return super().train_step(data)
+
+        def call(self, x):
+            return self.d(x)
+
+    m = Peek()
+    m.compile("sgd", tt.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=True)
+    with pytest.raises(TraceError, match="float"):
+        m.fit(X, Y, batch_size=8, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="run_eagerly"):
+        m.compile("sgd", "mse", run_eagerly=True, jit_compile=True)

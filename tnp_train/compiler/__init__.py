@@ -1,0 +1,6 @@
+"""Compiled functions: ``tt.function`` (TF 2.4's ``tf.function``) and ``tt.config``'s
+``run_functions_eagerly``, on tnp's compiler (``tnp.jit``). See ``docs/compile.md``."""
+from . import config
+from .def_function import ConcreteFunction, Function, function
+
+__all__ = ["function", "Function", "ConcreteFunction", "config"]
