@@ -108,7 +108,7 @@ def source_inputs(tensor):
     found, seen, stack = [], set(), [tensor]
     while stack:
         t = stack.pop()
-        node = t._node
+        node = t.node
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))

@@ -51,14 +51,9 @@ def _set_rng_words(words, rng=None):
 def _layer_generators(model):
     """The generators of ``model``'s layers made with their own ``seed`` (Dropout, the noise
     and random image layers), each once, in layer order."""
-    gens, seen = [], set()
-    for layer in model._flatten_layers():
-        rng = getattr(layer, "_rng", None)
-        if isinstance(rng, np.random.Generator) and id(rng) not in seen and \
-                rng.bit_generator.state.get("bit_generator") == "PCG64":
-            seen.add(id(rng))
-            gens.append(rng)
-    return gens
+    from ..layers.base import seeded_generators
+    return [g for g in seeded_generators(model)
+            if g.bit_generator.state.get("bit_generator") == "PCG64"]
 
 
 def _layer_words(gens):

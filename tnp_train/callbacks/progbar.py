@@ -91,13 +91,13 @@ class ProgbarLogger(Callback):
         bar = self.progbar
         if bar is None or self.verbose != 1:
             return
-        now = _progbar_utils._clock()
-        if not bar._due(now, False):
-            bar._update_at(self.seen, None, False, now)   # counts the step, draws nothing
+        now = _progbar_utils.clock()
+        if not bar.due(now, False):
+            bar.update_at(self.seen, None, False, now)   # counts the step, draws nothing
             return
         values = _shown(logs) if show_logs else None
         bar.stateful_metrics.update(k for k, _ in values or ())
-        bar._update_at(self.seen, values, False, now)
+        bar.update_at(self.seen, values, False, now)
 
     def _finish(self, logs, show_logs=True):
         bar = self.progbar
@@ -107,8 +107,8 @@ class ProgbarLogger(Callback):
             bar.target = self.seen          # the count is known once the data ran out
         values = _shown(logs) if show_logs else None
         bar.stateful_metrics.update(k for k, _ in values or ())
-        bar._update_at(self.seen if self.seen else bar.target, values, True,
-                       _progbar_utils._clock())
+        bar.update_at(self.seen if self.seen else bar.target, values, True,
+                       _progbar_utils.clock())
         self.progbar = None
 
     # ------------------------------------------------------------------ training

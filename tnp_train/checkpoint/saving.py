@@ -227,8 +227,8 @@ def _save_model(model, filepath, overwrite, include_optimizer):
         raise FileExistsError(f"save_model: {filepath} exists (overwrite=False)")
     compile_config = None
     if include_optimizer and getattr(model, "optimizer", None) is not None and \
-            callable(getattr(model, "_get_compile_config", None)):
-        compile_config = model._get_compile_config()
+            callable(getattr(model, "get_compile_config", None)):
+        compile_config = model.get_compile_config()
     meta = {"format_version": MODEL_FORMAT_VERSION, "class_name": type(model).__name__,
             "config": model.get_config(), "compile_config": compile_config,
             "tnp_train_version": __version__}

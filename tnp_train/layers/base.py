@@ -310,7 +310,7 @@ class Layer:
         if scope is not None:
             scope.__enter__()
         # profiling: the call is a `forward` span (checked inline: this path is hot)
-        rec = _tracing._RECORDER
+        rec = _tracing.active_recorder
         span = None
         if rec is not None:
             span = rec.span(self.name, "forward", None, {"class": type(self).__name__})
@@ -338,7 +338,7 @@ class Layer:
             if not self._autocast:
                 return inputs
             dt = inputs.dtype
-            target = self._dtype_policy._compute_np
+            target = self._dtype_policy.compute_np_dtype
             if dt == target or not is_floating(dt):
                 return inputs
             return inputs.astype(target)
@@ -475,6 +475,13 @@ class Layer:
         if not self._inbound_nodes:
             raise AttributeError(f"Layer {self.name} has no inbound nodes.")
         return self._inbound_nodes[0].outputs
+
+    @property
+    def call_takes_mask(self):
+        """Whether this layer's ``call`` has a ``mask`` argument (tf.keras's private
+        ``_expects_mask_arg``): a model running its layers hands the incoming mask only to
+        those that take one."""
+        return self._call_takes_mask
 
     @property
     def inbound_nodes(self):
@@ -862,3 +869,17 @@ def running_on_placeholders():
 def current_training():
     """The training flag of the layer call in progress on this thread (None outside calls)."""
     return getattr(_ctx, "training", None)
+
+
+def seeded_generators(layer):
+    """The NumPy generators of ``layer`` and of the layers nested in it that were made with
+    their own ``seed`` (Dropout, the noise and random image layers), each once, ``layer``'s
+    first, then depth first in the order the layers were tracked: the state
+    ``BackupAndRestore`` saves and restores."""
+    gens, seen = [], set()
+    for sub in layer._flatten_layers():
+        rng = getattr(sub, "_rng", None)
+        if isinstance(rng, _np.random.Generator) and id(rng) not in seen:
+            seen.add(id(rng))
+            gens.append(rng)
+    return gens

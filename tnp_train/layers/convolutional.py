@@ -160,7 +160,7 @@ def _conv3d_transpose(x, kernel, out_spatial, strides, padding, dilation, name):
     z = _ops.conv2d_transpose(tnp.reshape(x, (N * D, H, W, Cin)), k2, None, (OH, OW), (sh, sw),
                               padding, (dh, dw))
     taps = tnp.unstack(tnp.reshape(z, (N, D, OH, OW, KD, Co)), axis=4)
-    start = _ops._deconv_pad_before(D, OD, KD, sd, dd, padding)
+    start = _ops.deconv_pad_before(D, OD, KD, sd, dd, padding)
     full = max((KD - 1) * dd + D * sd, start + OD)
     y = None
     for i, zi in enumerate(taps):

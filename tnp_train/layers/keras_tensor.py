@@ -29,6 +29,18 @@ class KerasTensor:
         self._index = index
 
     @property
+    def node(self):
+        """The :class:`Node` (the layer call) that made this tensor, None for one no layer
+        made; ``node.layer`` is that layer (tf.keras's ``KerasTensor.node``)."""
+        return self._node
+
+    @property
+    def tensor_index(self):
+        """This tensor's position among its node's flattened outputs (the ``tensor_index`` of
+        Keras's ``_keras_history``); 0 for a layer of one output."""
+        return self._index
+
+    @property
     def ndim(self):
         return len(self.shape)
 
@@ -148,6 +160,15 @@ class Node:
         self.kwargs = kwargs
         self.outputs = outputs    # a KerasTensor or a structure of them
         self.inputs = [t for t in flatten((args, kwargs)) if isinstance(t, KerasTensor)]
+
+    def detach(self):
+        """Take this call out of its layer's ``inbound_nodes`` (a ``Sequential`` rebuilding its
+        graph takes back the calls its last build made)."""
+        nodes = self.layer._inbound_nodes
+        for i, n in enumerate(nodes):
+            if n is self:
+                del nodes[i]
+                return
 
 
 def is_symbolic(x):

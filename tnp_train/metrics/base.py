@@ -299,6 +299,16 @@ class MeanMetricWrapper(Mean):
         self._fn = fn
         self._fn_kwargs = kwargs
 
+    @property
+    def fn(self):
+        """The function whose mean this is (as ``LossFunctionWrapper.fn``)."""
+        return self._fn
+
+    @property
+    def fn_kwargs(self):
+        """The keyword arguments ``fn`` is called with (a copy)."""
+        return dict(self._fn_kwargs)
+
     def update_state(self, y_true, y_pred, sample_weight=None):
         dev = input_device(y_pred, y_true, default=device_of(self.total))
         t, p = backend_on(y_true, dev), backend_on(y_pred, dev)

@@ -63,6 +63,12 @@ class Policy:
         return self._compute
 
     @property
+    def compute_np_dtype(self):
+        """``compute_dtype`` as a NumPy dtype object (``tnp.bfloat16``'s for bfloat16), what a
+        layer compares its inputs' dtypes with."""
+        return self._compute_np
+
+    @property
     def variable_dtype(self):
         return self._variable
 

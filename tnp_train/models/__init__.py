@@ -62,7 +62,7 @@ def _clone_sequential(model, input_tensors, fn):
         first = Input(batch_shape=shape, dtype=model.layers[0].dtype if model.layers else None)
         return Sequential([first] + layers, name=model.name)
     (x,) = _symbolic_inputs(input_tensors, 1, model.name)
-    if isinstance(x._node.layer, InputLayer):
+    if isinstance(x.node.layer, InputLayer):
         return Sequential([x] + layers, name=model.name)
     out = x
     for layer in layers:
@@ -76,8 +76,8 @@ def _clone_functional(model, input_tensors, fn):
     from ..utils.tree import flatten, pack_sequence_as
     old_inputs = model._flat_inputs
     if input_tensors is None:
-        new_inputs = [Input(batch_shape=t.shape, dtype=t._node.layer._input_dtype,
-                            name=t._node.layer.name) for t in old_inputs]
+        new_inputs = [Input(batch_shape=t.shape, dtype=t.node.layer.get_config()["dtype"],
+                            name=t.node.layer.name) for t in old_inputs]
     else:
         new_inputs = _symbolic_inputs(input_tensors, len(old_inputs), model.name)
     seen = {id(o): n for o, n in zip(old_inputs, new_inputs)}

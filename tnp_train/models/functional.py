@@ -27,7 +27,7 @@ def _topo_nodes(outputs):
     order, seen = [], set()
 
     def visit(t):
-        node = t._node
+        node = t.node
         if node is None:
             raise ValueError(f"Output tensors of a Functional model must be the output of a layer "
                              f"(got {t!r})")
@@ -57,7 +57,7 @@ def _keras_layer_order(flat_in, flat_out):
     post_order, first_seen, done = [], {}, set()
 
     def visit(t):
-        node = t._node
+        node = t.node
         first_seen.setdefault(id(node.layer), len(first_seen))
         if id(node) in done:
             return
@@ -75,10 +75,10 @@ def _keras_layer_order(flat_in, flat_out):
         by_id[id(node.layer)] = node.layer
         node_depth[id(node)] = depth
         for inp in ([] if isinstance(node.layer, InputLayer) else node.inputs):
-            parent = inp._node
+            parent = inp.node
             node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
     for t in flat_in:      # an input the outputs do not use still counts
-        layer = t._node.layer
+        layer = t.node.layer
         if id(layer) not in layer_depth:
             layer_depth[id(layer)], first_seen[id(layer)], by_id[id(layer)] = 0, -1, layer
     return sorted(by_id.values(), key=lambda l: (-layer_depth[id(l)], first_seen[id(l)]))
@@ -108,7 +108,7 @@ class Functional(Model):
     def _build_graph(self, inputs, outputs):
         flat_in = flatten(inputs)   # a dict's entries by sorted key, as TF's model.inputs
         for t in flat_in:
-            if not isinstance(t, KerasTensor) or not isinstance(t._node.layer, InputLayer):
+            if not isinstance(t, KerasTensor) or not isinstance(t.node.layer, InputLayer):
                 raise ValueError(f"Input tensors to a Functional model must come from `tt.Input`. "
                                  f"Received: {t!r}")
         flat_out = flatten(outputs)
@@ -192,7 +192,7 @@ class Functional(Model):
 
     @property
     def input_names(self):
-        return [t._node.layer.name for t in self._flat_inputs]
+        return [t.node.layer.name for t in self._flat_inputs]
 
     @property
     def output_names(self):
@@ -260,7 +260,7 @@ class Functional(Model):
             first = flatten(node.args[0]) if node.args else []
             in_masks = [masks.get(id(t)) if isinstance(t, KerasTensor) else None for t in first]
             has_mask = any(m is not None for m in in_masks)
-            if has_mask and layer._call_takes_mask and "mask" not in kwargs:
+            if has_mask and layer.call_takes_mask and "mask" not in kwargs:
                 kwargs["mask"] = in_masks[0] if len(in_masks) == 1 else in_masks
             if "training" not in kwargs or kwargs["training"] is None:
                 kwargs["training"] = training
@@ -287,13 +287,13 @@ class Functional(Model):
         node_index = {}   # a node's position among this model's nodes of its layer
         for layer in self._layers:
             k = 0
-            for n in layer._inbound_nodes:
+            for n in layer.inbound_nodes:
                 if id(n) in mine or isinstance(layer, InputLayer):
                     node_index[id(n)] = k
                     k += 1
 
         def ref(t):
-            return {"__keras_tensor__": [t._node.layer.name, node_index[id(t._node)], t._index]}
+            return {"__keras_tensor__": [t.node.layer.name, node_index[id(t.node)], t.tensor_index]}
 
         def enc(x):
             if isinstance(x, KerasTensor):
@@ -309,7 +309,7 @@ class Functional(Model):
         layers = []
         for layer in self._layers:
             inbound = [{"args": enc(list(n.args)), "kwargs": enc(n.kwargs)}
-                       for n in layer._inbound_nodes if id(n) in mine]
+                       for n in layer.inbound_nodes if id(n) in mine]
             layers.append({"class_name": get_registered_name(type(layer)),
                            "config": layer.get_config(), "name": layer.name,
                            "inbound_nodes": inbound})
@@ -328,7 +328,7 @@ class Functional(Model):
         node_outputs = {}   # (layer name, node index) -> outputs
         for name, layer in created.items():
             if isinstance(layer, InputLayer):
-                node_outputs[(name, 0)] = layer._output_tensor
+                node_outputs[(name, 0)] = layer.output
 
         def resolvable(x):
             if isinstance(x, dict) and "__keras_tensor__" in x:

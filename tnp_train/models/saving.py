@@ -50,7 +50,7 @@ def load_model(filepath, custom_objects=None, compile=True, options=None):  # no
         model = model_from_config({"class_name": meta["class_name"], "config": meta["config"]},
                                   custom_objects=custom_objects)
         if compile and meta.get("compile_config"):
-            model._compile_from_config(_with_custom_objects(meta["compile_config"]))
+            model.compile_from_config(_with_custom_objects(meta["compile_config"]))
     return _saving.restore_model(model, weights, values, include_optimizer=compile)
 
 

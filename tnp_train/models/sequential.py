@@ -40,15 +40,15 @@ class Sequential(Model):
     def add(self, layer):
         """Append a layer (an ``Input``/``InputLayer`` first sets the input shape)."""
         if isinstance(layer, KerasTensor):
-            if layer._node is None or not isinstance(layer._node.layer, InputLayer):
+            if layer.node is None or not isinstance(layer.node.layer, InputLayer):
                 raise TypeError(f"{self.name}.add: only a tt.Input tensor can be added, got "
                                 f"{layer!r}")
-            layer = layer._node.layer
+            layer = layer.node.layer
         if isinstance(layer, InputLayer):
             if self._stack or self._input_layer is not None:
                 raise ValueError(f"{self.name}: an Input can only come first")
             self._input_layer = layer
-            self._batch_input_shape = (layer.batch_size,) + tuple(layer._dims)
+            self._batch_input_shape = layer.output.shape
             return
         if not isinstance(layer, Layer):
             raise TypeError(f"The added layer must be an instance of class Layer. Received: "
@@ -80,19 +80,14 @@ class Sequential(Model):
     def _build_symbolic(self, batch_input_shape):
         # a rebuild (pop, build) first takes back the nodes the last one gave the layers
         for node in self._sym_nodes:
-            nodes = node.layer._inbound_nodes
-            for i, n in enumerate(nodes):
-                if n is node:
-                    del nodes[i]
-                    break
+            node.detach()
         self._sym_nodes = []
         if self._input_layer is not None and \
-                tuple(batch_input_shape) == (self._input_layer.batch_size,) + \
-                tuple(self._input_layer._dims):
-            x = self._input_layer._output_tensor
+                tuple(batch_input_shape) == self._input_layer.output.shape:
+            x = self._input_layer.output
         else:
             from ..layers.core import Input
-            dtype = self._input_layer._input_dtype if self._input_layer is not None \
+            dtype = self._input_layer.get_config()["dtype"] if self._input_layer is not None \
                 else self.compute_dtype
             x = Input(batch_shape=tuple(batch_input_shape), dtype=dtype)
         self._sym_input = self._sym_output = x
@@ -103,7 +98,7 @@ class Sequential(Model):
     def _extend_symbolic(self, layer):
         x = layer(self._sym_output)
         if isinstance(x, KerasTensor):
-            self._sym_nodes.append(x._node)
+            self._sym_nodes.append(x.node)
             self._sym_output = x
             self._output_shape_cache = x.shape
         else:       # a layer of several outputs: no single output to go on from
@@ -154,7 +149,7 @@ class Sequential(Model):
             return x
         for layer in self._stack:
             kwargs = {"training": training}
-            if mask is not None and layer._call_takes_mask:
+            if mask is not None and layer.call_takes_mask:
                 kwargs["mask"] = mask
             y = layer(x, **kwargs)
             mask = layer.compute_mask(x, mask)

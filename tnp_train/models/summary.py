@@ -51,7 +51,7 @@ def print_summary(model, line_length=None, positions=None, print_fn=None):
             ins = []
             for n in model._nodes:
                 if n.layer is layer:
-                    ins += [f"{t._node.layer.name}[0][{t._index}]" for t in n.inputs]
+                    ins += [f"{t.node.layer.name}[0][{t.tensor_index}]" for t in n.inputs]
             fields.append(ins[0] if ins else "")
         row(fields)
         if functional and len(ins) > 1:

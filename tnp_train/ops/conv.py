@@ -55,9 +55,9 @@ from .conv_recorded import (  # noqa: F401  (gather_patches: exported)
 )
 
 __all__ = ["conv1d", "conv2d", "conv1d_transpose", "conv2d_transpose", "conv_output_length",
-           "deconv_output_length", "same_pads", "im2col", "col2im", "scratch", "clear_scratch",
-           "USE_NUMBA", "USE_WINOGRAD", "WINOGRAD_MIN_CHANNELS", "patch_index",
-           "gather_patches", "scatter_patches"]
+           "deconv_output_length", "deconv_pad_before", "same_pads", "im2col", "col2im",
+           "scratch", "clear_scratch", "USE_NUMBA", "USE_WINOGRAD", "WINOGRAD_MIN_CHANNELS",
+           "patch_index", "gather_patches", "scatter_patches"]
 
 # Set to False to force the plain array-module path on the CPU too (the tests check both).
 USE_NUMBA = HAVE_NUMBA
@@ -111,7 +111,7 @@ def deconv_output_length(length, k, stride, padding, output_padding=None, dilati
     return (length - 1) * stride + kd - 2 * pad + output_padding
 
 
-def _deconv_pad_before(in_len, out_len, k, stride, dilation, padding):
+def deconv_pad_before(in_len, out_len, k, stride, dilation, padding):
     """Where the transposed convolution's full output starts inside the returned one: the
     padding a forward convolution of ``out_len`` would use to produce ``in_len``."""
     if padding == "valid":
@@ -497,8 +497,8 @@ def _conv_t(x, kernel, bias, output_shape, strides, padding, dilation_rate, acti
             OW = deconv_output_length(W, KW, sw, padding, opw, dw)
         else:
             OH, OW = output_shape
-        pt = 0 if rank == 1 else _deconv_pad_before(H, OH, KH, sh, dh, padding)
-        pl = _deconv_pad_before(W, OW, KW, sw, dw, padding)
+        pt = 0 if rank == 1 else deconv_pad_before(H, OH, KH, sh, dh, padding)
+        pl = deconv_pad_before(W, OW, KW, sw, dw, padding)
         xc = _cast(xp, xa, cdt)
         kc = _cast(xp, ka, cdt)
         bc = None if ba is None else _cast(xp, ba, cdt)

@@ -421,7 +421,7 @@ def _copy_metric(m):
     """A fresh metric of the same configuration (TF's ``_copy_object``)."""
     if type(m) is _metrics.MeanMetricWrapper:
         # its config names the function, which a user's function has no entry for
-        return _metrics.MeanMetricWrapper(m._fn, name=m.name, dtype=m.dtype, **m._fn_kwargs)
+        return _metrics.MeanMetricWrapper(m.fn, name=m.name, dtype=m.dtype, **m.fn_kwargs)
     if isinstance(m, _metrics.Metric):
         return type(m).from_config(m.get_config())
     return m

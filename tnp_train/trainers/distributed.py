@@ -19,9 +19,9 @@ def model_strategy(model):
     """The strategy ``model`` was compiled under, else the current one, else the one its
     weights were made in (a model built in a scope and saved outside it); None for none."""
     s = model.__dict__.get("_distribution_strategy") if model is not None else None
+    if s is None:   # (a model's own strategy is never the default one)
+        s = distribute_lib.get_strategy_if_any()
     if s is None:
-        s = distribute_lib.get_strategy()
-    if s is distribute_lib._get_default_strategy():
         s = strategy_of_weights(model) if model is not None and \
             hasattr(model, "weights") else None
     return s

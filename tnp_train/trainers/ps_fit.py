@@ -23,9 +23,15 @@ from __future__ import annotations
 
 import numpy as _np
 
+from ..distribute.ps.strategy import ParameterServerStrategy
 from .data_adapter import unpack_x_y_sample_weight
 
-__all__ = ["fit", "build_on_chief"]
+__all__ = ["fit", "build_on_chief", "is_parameter_server"]
+
+
+def is_parameter_server(strategy):
+    """Whether ``model.fit`` under ``strategy`` runs here (a ``ParameterServerStrategy``)."""
+    return isinstance(strategy, ParameterServerStrategy)
 
 
 def _positive(name, value):

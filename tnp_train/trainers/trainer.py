@@ -144,7 +144,7 @@ class Trainer:
         if outs:
             names = []
             for t in outs:
-                n = t._node.layer.name
+                n = t.node.layer.name
                 names.append(n if n not in names else f"{n}_{len(names)}")
             nested = getattr(self, "_nested_outputs", None)
             if isinstance(nested, Mapping) and len(nested) == len(names):
@@ -154,8 +154,9 @@ class Trainer:
             return names
         return ["output"]
 
-    def _get_compile_config(self):
-        """The compile arguments as JSON-able data (for ``model.save``), or None."""
+    def get_compile_config(self):
+        """The compile arguments as JSON-able data (what ``model.save`` writes), None before
+        ``compile``; mirrors tf.keras's ``Model.get_compile_config()``."""
         if self._compile_config is None:
             return None
         cfg = self._compile_config
@@ -176,7 +177,9 @@ class Trainer:
                 "loss_weights": cfg["loss_weights"],
                 "weighted_metrics": ser(cfg["weighted_metrics"], _metrics)}
 
-    def _compile_from_config(self, config):
+    def compile_from_config(self, config):
+        """Compile with the arguments :meth:`get_compile_config` gave (what ``load_model``
+        does); mirrors tf.keras's ``Model.compile_from_config(config)``."""
         def de(x, module):
             if isinstance(x, dict) and "class_name" in x:
                 return module.deserialize(x)
@@ -336,9 +339,9 @@ class Trainer:
         batch: each worker trains on its part of every batch, and the logs are the job's."""
         self._assert_compiled("training/testing")
         strategy = _dist.run_strategy(self)
-        if hasattr(strategy, "_cluster_coordinator"):
-            # a ParameterServerStrategy: the chief schedules the steps on the workers (what TF
-            # added to fit after 2.4), through its ClusterCoordinator
+        if _ps_fit.is_parameter_server(strategy):
+            # the chief schedules the steps on the workers (what TF added to fit after 2.4),
+            # through its ClusterCoordinator
             return _ps_fit.fit(
                 self, x=x, y=y, batch_size=batch_size, epochs=epochs, verbose=verbose,
                 callbacks=callbacks, validation_split=validation_split,

@@ -8,8 +8,8 @@ def get_source_inputs(tensor, layer=None, node_index=None):
     """The input tensors (``tt.Input`` outputs) that ``tensor`` is computed from, each once,
     in the order they are reached; anything that is not a symbolic tensor is returned as it
     is. Mirrors ``tf.keras.utils.get_source_inputs``."""
-    node = getattr(tensor, "_node", None)
-    if not hasattr(tensor, "_node"):
+    node = getattr(tensor, "node", None)
+    if not hasattr(tensor, "node"):
         return tensor
     if node is None or not node.inputs:
         return [tensor]                 # an input, or a tensor of no recorded call

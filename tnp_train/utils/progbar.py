@@ -20,7 +20,8 @@ import numpy as _np
 
 __all__ = ["Progbar"]
 
-_clock = time.time          # one clock for the redraw throttle and the times shown
+clock = time.time           # one clock for the redraw throttle and the times shown (read at each
+                            # call, so a test may replace it)
 
 
 def _time_per_unit(seconds, unit):
@@ -70,7 +71,7 @@ class Progbar:
         self._seen_so_far = 0
         self._values = {}           # name -> [weighted sum, weight] (or [value, 1] if stateful)
         self._values_order = []
-        self._start = _clock()
+        self._start = clock()
         self._last_update = -math.inf
         self._time_after_first_step = None
 
@@ -78,7 +79,7 @@ class Progbar:
         """Show step ``current``; ``values`` are ``(name, value)`` pairs, averaged over the
         steps unless the name is in ``stateful_metrics``. ``finalize`` defaults to
         ``current >= target``."""
-        self._update_at(current, values, finalize, _clock())
+        self.update_at(current, values, finalize, clock())
 
     def add(self, n, values=None):
         """``update(seen + n, values)``."""
@@ -90,16 +91,18 @@ class Progbar:
             return self.target is not None and current >= self.target
         return finalize
 
-    def _due(self, now, finalize):
-        """Whether an update at ``now`` is drawn (ProgbarLogger reads the device values only
-        then)."""
+    def due(self, now, finalize=False):
+        """Whether an update at ``now`` (a :data:`clock` value) would be drawn: a caller whose
+        values cost something to read (ProgbarLogger's device values) reads them only then."""
         if self.verbose == 1:
             # off a terminal only the final line is written
             return finalize or (self._dynamic_display
                                 and now - self._last_update >= self.interval)
         return self.verbose == 2 and finalize
 
-    def _update_at(self, current, values, finalize, now):
+    def update_at(self, current, values, finalize, now):
+        """:meth:`update` at ``now`` (a :data:`clock` value, the one a :meth:`due` check
+        used); ``finalize`` None means ``current >= target``."""
         finalize = self._finalizes(current, finalize)
         for k, v in values or []:
             if k not in self._values_order:
@@ -116,7 +119,7 @@ class Progbar:
         if current == 1 and self._time_after_first_step is None:
             self._time_after_first_step = now       # Keras always draws the first step
         if self.verbose == 1:
-            if not self._due(now, finalize):
+            if not self.due(now, finalize):
                 return
             self._draw(current, now, finalize)
         elif self.verbose == 2 and finalize:

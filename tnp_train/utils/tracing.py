@@ -3,9 +3,9 @@ trainers call to mark a span of time, and what costs nothing when no profiler ru
 
 ``with span(name, cat, **args): ...`` records one complete event in the active recorder (a
 ``tnp_train.profiler`` recorder installed with :func:`set_recorder`); with none installed it
-costs one read of the module global ``_RECORDER`` and returns a shared no-op object. Times are
-``time.perf_counter()`` seconds (:data:`clock`), the clock the collective layer's events use;
-the recorder turns them into trace microseconds.
+costs one read of the module global :data:`active_recorder` and returns a shared no-op object.
+Times are ``time.perf_counter()`` seconds (:data:`clock`), the clock the collective layer's
+events use; the recorder turns them into trace microseconds.
 
 ``cat`` says what a span is (docs/profiler.md lists them); its level is 1 for ``step`` and
 ``trace``, 3 for ``op``, 2 for the rest, and a recorder keeps only the levels it was asked for.
@@ -18,7 +18,10 @@ import time
 __all__ = ["span", "complete", "instant", "level", "set_recorder", "get_recorder", "clock",
            "LEVELS", "level_of", "NO_SPAN"]
 
-_RECORDER = None      # the active recorder, or None: read once per span
+# the active recorder, or None: read once per span. A hot path reads it inline, as
+# ``tracing.active_recorder`` (``set_recorder`` rebinds it, so a name imported from here would
+# go stale: not in __all__)
+active_recorder = None
 
 clock = time.perf_counter
 
@@ -53,7 +56,7 @@ def span(name, cat, _start=None, **args):
     """A context manager recording ``[enter, exit]`` as a span ``name`` of category ``cat``
     with ``args``; ``_start`` (a :data:`clock` value) backdates its start. ``cancel()`` on the
     object drops the span (a step that found no batch)."""
-    r = _RECORDER
+    r = active_recorder
     if r is None:
         return NO_SPAN
     return r.span(name, cat, _start, args)
@@ -62,31 +65,31 @@ def span(name, cat, _start=None, **args):
 def complete(name, cat, t_start, t_end, **args):
     """Record a span that already happened, from :data:`clock` values ``t_start`` to
     ``t_end``, on the calling thread."""
-    r = _RECORDER
+    r = active_recorder
     if r is not None:
         r.complete(name, cat, t_start, t_end, args)
 
 
 def instant(name, cat, **args):
     """Record a moment (an instant event) on the calling thread."""
-    r = _RECORDER
+    r = active_recorder
     if r is not None:
         r.instant(name, cat, args)
 
 
 def level(n=2):
     """Whether a recorder is active and records spans of host tracer level ``n``."""
-    r = _RECORDER
+    r = active_recorder
     return r is not None and r.level >= n
 
 
 def set_recorder(recorder):
     """Install ``recorder`` (None removes it); returns the one it replaces."""
-    global _RECORDER
-    previous, _RECORDER = _RECORDER, recorder
+    global active_recorder
+    previous, active_recorder = active_recorder, recorder
     return previous
 
 
 def get_recorder():
     """The active recorder, or None."""
-    return _RECORDER
+    return active_recorder

@@ -28,11 +28,11 @@ def _is_a(model, *class_names):
 
 def _is_graph_model(model):
     return _is_a(model, "Functional", "Sequential") and bool(model.layers) and \
-        any(layer._inbound_nodes for layer in model.layers)
+        any(layer.inbound_nodes for layer in model.layers)
 
 
 def _source_layer(t):
-    node = getattr(t, "_node", None)
+    node = getattr(t, "node", None)
     return None if node is None else node.layer
 
 
@@ -43,7 +43,7 @@ def _graph_layers(model):
     seen = {id(layer) for layer in layers}
     inputs = []
     for layer in layers:
-        for node in layer._inbound_nodes:
+        for node in layer.inbound_nodes:
             for t in node.inputs:
                 src = _source_layer(t)
                 if src is not None and id(src) not in seen and \
@@ -60,9 +60,9 @@ def _shape_text(shape):
 def _shapes(layer):
     """Keras's ``input_shape``/``output_shape`` texts: an InputLayer's input is a list of one
     shape, as TF 2.4 prints it."""
-    if not layer._inbound_nodes:
+    if not layer.inbound_nodes:
         return "?", "?"
-    node = layer._inbound_nodes[0]
+    node = layer.inbound_nodes[0]
     outs = node.outputs if isinstance(node.outputs, (list, tuple)) else [node.outputs]
     out_shapes = [tuple(o.shape) for o in outs]
     output = _shape_text(out_shapes[0] if len(out_shapes) == 1 else out_shapes)
@@ -116,7 +116,7 @@ def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=Tr
         dot.add_node(pydot.Node(str(id(layer)), label=label))
     ids = {id(layer) for layer in layers}
     for layer in layers:
-        for node in layer._inbound_nodes:
+        for node in layer.inbound_nodes:
             sources = [_source_layer(t) for t in node.inputs]
             if not sources or not all(s is not None and id(s) in ids for s in sources):
                 continue            # a call outside this model

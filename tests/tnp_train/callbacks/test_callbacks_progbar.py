@@ -24,7 +24,7 @@ B = "\b"
 @pytest.fixture(autouse=True)
 def clock(monkeypatch):
     ticks = iter(range(10**6))
-    monkeypatch.setattr(progbar_utils, "_clock", lambda: next(ticks) * 0.1)
+    monkeypatch.setattr(progbar_utils, "clock", lambda: next(ticks) * 0.1)
 
 
 def _logs(e, s):

@@ -15,7 +15,7 @@ META = json.loads((FIX / "keras_utils.json").read_text())["remaining"]
 def test_input_layer_input_spec_and_wrapper():
     keras = META["input_layer"]
     layer = tt.layers.InputLayer(input_shape=(3,))
-    out = layer._inbound_nodes[0].outputs
+    out = layer.inbound_nodes[0].outputs
     assert list(out.shape) == keras["output_shape"]
     cfg = layer.get_config()
     assert list(cfg["batch_input_shape"]) == keras["config"]["batch_input_shape"]

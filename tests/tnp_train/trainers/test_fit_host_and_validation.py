@@ -84,7 +84,7 @@ def clock(monkeypatch):
     """The progress bar's clock advances 0.1 s per reading (one per batch), with a 0.25 s
     refresh interval: the bar redraws the first batch of an epoch, then every third."""
     ticks = iter(range(10**6))
-    monkeypatch.setattr(progbar_utils, "_clock", lambda: next(ticks) * 0.1)
+    monkeypatch.setattr(progbar_utils, "clock", lambda: next(ticks) * 0.1)
     monkeypatch.setattr(progbar_mod, "_REFRESH_INTERVAL", 0.25, raising=False)
 
 

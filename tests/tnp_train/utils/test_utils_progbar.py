@@ -27,7 +27,7 @@ def _run(monkeypatch, updates, terminal=True, **kwargs):
     out = _Terminal() if terminal else io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)
     now = [100.0]
-    monkeypatch.setattr(progbar_mod, "_clock", lambda: now[0])
+    monkeypatch.setattr(progbar_mod, "clock", lambda: now[0])
     bar = tt.utils.Progbar(**kwargs)
     for t, current, values, finalize in updates:
         now[0] = 100.0 + t
@@ -124,7 +124,7 @@ def test_add_counts_on_and_interval_throttles(monkeypatch):
     out = _Terminal()
     monkeypatch.setattr(sys, "stdout", out)
     now = [0.0]
-    monkeypatch.setattr(progbar_mod, "_clock", lambda: now[0])
+    monkeypatch.setattr(progbar_mod, "clock", lambda: now[0])
     bar = tt.utils.Progbar(10, width=10, interval=1.0)
     for t in (0.1, 0.5, 1.2, 1.3):       # drawn at 0.1 (first), 1.2 (>= 1 s after it)
         now[0] = t
