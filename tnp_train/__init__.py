@@ -10,6 +10,7 @@ Every subpackage and name here is imported on first use (PEP 562), so that impor
 subpackage (``import tnp_train.initializers``) loads only what that subpackage imports, never
 the layers above it (see tests/tnp_train/test_import_layers.py).
 """
+from .utils.lazy import forward_attributes as _forward_attributes
 from .utils.lazy import lazy_attributes as _lazy_attributes
 
 __version__ = "0.1.0"
@@ -18,8 +19,8 @@ _SUBPACKAGES = ("activations", "applications", "autodiff", "backend", "callbacks
                 "compiler",
                 "constraints", "data", "datasets", "distribute", "experimental", "initializers",
                 "layers", "losses", "metrics", "mixed_precision", "models", "nn", "ops",
-                "optimizers", "preprocessing", "profiler", "regularizers", "train", "trainers",
-                "summary", "utils", "wrappers")
+                "optimizers", "preprocessing", "profiler", "regularizers", "strings", "train",
+                "trainers", "summary", "utils", "wrappers")
 # top-level names -> the subpackage that defines them
 _NAMES = {"GradientTape": "autodiff", "Variable": "autodiff", "VariableAggregation": "autodiff",
           "VariableSynchronization": "autodiff", "custom_gradient": "autodiff",
@@ -41,6 +42,15 @@ def _declare_providers():
     register_builtin_provider("activation", "tnp_train.layers.advanced_activations")
     register_builtin_provider("layer", "tnp_train.layers")
     register_builtin_provider("layer", "tnp_train.models")
+    # TF 2.6+'s ``keras.utils`` locations of TF 2.4's ``keras.preprocessing`` functions (the
+    # same objects): tt.utils is the bottom room, so it cannot import them itself
+    _forward_attributes("tnp_train.utils", "tnp_train.preprocessing", (
+        "image_dataset_from_directory", "text_dataset_from_directory",
+        "timeseries_dataset_from_array"))
+    _forward_attributes("tnp_train.utils", "tnp_train.preprocessing.image", (
+        "array_to_img", "img_to_array", "load_img", "save_img"))
+    _forward_attributes("tnp_train.utils", "tnp_train.preprocessing.sequence",
+                        ("pad_sequences",))
 
 
 _declare_providers()

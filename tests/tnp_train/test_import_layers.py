@@ -34,7 +34,9 @@ LAYERS = [
     # tnp_train's base: tnp and the standard library only (every package may use these). The
     # package itself is the public namespace: it imports its subpackages on first use (PEP 562).
     # tt.summary: TensorBoard summaries from any code (it imports nothing of tnp_train)
-    ("tnp_train", "tnp_train.utils", "tnp_train.backend.config", "tnp_train.summary"),
+    # tt.strings: the tf.strings operations, on NumPy and tnp arrays (tnp and NumPy only)
+    ("tnp_train", "tnp_train.utils", "tnp_train.backend.config", "tnp_train.summary",
+     "tnp_train.strings"),
     # DESIGN.md: autodiff, mixed_precision.Policy, initializers; and, needing only these:
     # the fused ops (autodiff), activations (ops, autodiff), regularizers and constraints
     # (tnp, utils)

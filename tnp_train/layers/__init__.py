@@ -24,6 +24,20 @@ from .reshaping import (Cropping1D, Cropping2D, Cropping3D, UpSampling1D, UpSamp
 from .noise import AlphaDropout, GaussianDropout, GaussianNoise
 from .wrappers import TimeDistributed, Wrapper
 from . import experimental
+# TF 2.6+ (and tf_keras 2.x) locations of TF 2.4's experimental layers: the same classes
+from .experimental.preprocessing import (CategoryEncoding, CenterCrop, Discretization, Hashing,
+                                         IntegerLookup, Normalization, RandomContrast, RandomCrop,
+                                         RandomFlip, RandomHeight, RandomRotation,
+                                         RandomTranslation, RandomWidth, RandomZoom, Rescaling,
+                                         Resizing, StringLookup, TextVectorization)
+from .einsum_dense import EinsumDense
+
+# the names above that TF 2.4 has only under ``layers.experimental``
+LATER_LOCATIONS = ("CategoryEncoding", "CenterCrop", "Discretization", "Hashing",
+                   "IntegerLookup", "Normalization", "RandomContrast", "RandomCrop", "RandomFlip",
+                   "RandomHeight", "RandomRotation", "RandomTranslation", "RandomWidth",
+                   "RandomZoom", "Rescaling", "Resizing", "StringLookup", "TextVectorization",
+                   "EinsumDense")
 
 __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Activation", "Dropout",
            "Flatten", "Reshape", "Permute", "RepeatVector", "Lambda", "Masking", "TFOpLambda", "TnpOpLambda",
@@ -40,4 +54,4 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Activation", "
            "UpSampling1D", "UpSampling2D", "UpSampling3D", "ZeroPadding1D", "ZeroPadding2D",
            "ZeroPadding3D", "Cropping1D", "Cropping2D", "Cropping3D",
            "GaussianNoise", "GaussianDropout", "AlphaDropout", "Wrapper", "TimeDistributed"]
-__all__ += _conv_all + _pool_all
+__all__ += _conv_all + _pool_all + list(LATER_LOCATIONS)

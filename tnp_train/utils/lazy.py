@@ -7,7 +7,10 @@ from __future__ import annotations
 import importlib
 import sys
 
-__all__ = ["LazyModule", "lazy_attributes"]
+__all__ = ["LazyModule", "lazy_attributes", "forward_attributes"]
+
+# package -> {public name: the module (of a higher room) that defines it}
+_FORWARDED: dict = {}
 
 
 class LazyModule:
@@ -38,12 +41,24 @@ def lazy_attributes(package, names, submodules=()):
             value = getattr(importlib.import_module(f"{package}.{names[name]}"), name)
         elif name in submodules:
             value = importlib.import_module(f"{package}.{name}")
+        elif name in _FORWARDED.get(package, ()):
+            value = getattr(importlib.import_module(_FORWARDED[package][name]), name)
         else:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         setattr(module, name, value)
         return value
 
     def __dir__():
-        return sorted(set(vars(module)) | set(names) | submodules)
+        return sorted(set(vars(module)) | set(names) | submodules |
+                      set(_FORWARDED.get(package, ())))
 
     return __getattr__, __dir__
+
+
+def forward_attributes(package, module_name, names):
+    """Make each of ``names`` an attribute of ``package`` that is the object of that name in
+    ``module_name``, imported on first access. The package module ``tnp_train`` declares these,
+    as it declares the serialization providers: a lower room's namespace then shows a higher
+    room's object under TF's later name (``tt.utils.text_dataset_from_directory``, TF 2.6+, is
+    ``tt.preprocessing.text_dataset_from_directory``) without the lower room importing it."""
+    _FORWARDED.setdefault(package, {}).update(dict.fromkeys(names, module_name))
