@@ -24,12 +24,11 @@ from .reshaping import (Cropping1D, Cropping2D, Cropping3D, UpSampling1D, UpSamp
 from .noise import AlphaDropout, GaussianDropout, GaussianNoise
 from .wrappers import TimeDistributed, Wrapper
 from . import experimental
-# TF 2.6+ (and tf_keras 2.x) locations of TF 2.4's experimental layers: the same classes
-from .experimental.preprocessing import (CategoryEncoding, CenterCrop, Discretization, Hashing,
-                                         IntegerLookup, Normalization, RandomContrast, RandomCrop,
-                                         RandomFlip, RandomHeight, RandomRotation,
-                                         RandomTranslation, RandomWidth, RandomZoom, Rescaling,
-                                         Resizing, StringLookup, TextVectorization)
+# TF 2.6+ (and tf_keras 2.x) locations of TF 2.4's experimental layers (tf_keras's defaults)
+from .preprocessing import (CategoryEncoding, CenterCrop, Discretization, Hashing, IntegerLookup,
+                            Normalization, RandomContrast, RandomCrop, RandomFlip, RandomHeight,
+                            RandomRotation, RandomTranslation, RandomWidth, RandomZoom,
+                            Rescaling, Resizing, StringLookup, TextVectorization)
 from .einsum_dense import EinsumDense
 
 # the names above that TF 2.4 has only under ``layers.experimental``
