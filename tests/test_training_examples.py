@@ -118,6 +118,16 @@ def check_text_tickets(r):
     assert r["vocabulary_size"] == 1500 and r["vocabulary_head"][0] == "[UNK]"
 
 
+def check_review_sentiment(r):
+    assert r["metric"] > above_chance(r["chance"], r["n_eval"]), r
+    # the end-to-end model reads the raw files' text: the same vectorizer, the same weights
+    assert r["raw_text_accuracy"] == pytest.approx(r["metric"], abs=1e-6), r
+    assert r["class_names"] == ["neg", "pos"] and r["new_reviews"] == ["pos", "neg"]
+    # the standardization took out the markup and the punctuation: only words are tokens
+    assert r["vocabulary_head"][:2] == ["", "[UNK]"] and r["marked_up_tokens"] == [], r
+    assert "br" not in r["vocabulary_head"]
+
+
 def check_rnn_walks(r):
     assert r["metric"] > above_chance(max(r["chance"], r["final_total_rule"]), r["n_eval"]), r
     assert r["prediction_shape"] == (4, 1)
@@ -144,6 +154,7 @@ CHECKS = {
     "custom_train_step": check_custom_train_step,
     "class_weights": check_class_weights,
     "text_tickets": check_text_tickets,
+    "review_sentiment": check_review_sentiment,
     "rnn_walks": check_rnn_walks,
     "training_loop": check_training_loop,
     "fit_callbacks": check_fit_callbacks,

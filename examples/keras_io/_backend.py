@@ -70,7 +70,7 @@ else:
         GradientTape=keras.GradientTape,
         reduce_sum=tnp.sum, reduce_mean=tnp.mean, square=tnp.square, sqrt=tnp.sqrt,
         exp=tnp.exp, minimum=tnp.minimum, shape=lambda x: tnp.asarray(tnp.shape(x)),
-        random=types.SimpleNamespace(normal=_random_normal),
+        random=types.SimpleNamespace(normal=_random_normal), strings=keras.strings,
     )
     tf = types.SimpleNamespace(**_TF_NAMES)
 

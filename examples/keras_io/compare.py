@@ -30,6 +30,7 @@ EXAMPLES = [
     "custom_train_step",
     "class_weights",
     "text_tickets",
+    "review_sentiment",
     "rnn_walks",
     "training_loop",
     "fit_callbacks",
