@@ -60,6 +60,7 @@ SKIP_TESTS = {"tests/test_keras_compat.py"}     # reads names as data, exercises
 SKIP_DIRS = {"gpu"}                              # skipped where there is no GPU (CI)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import keras_later_names  # noqa: E402
 import keras_names  # noqa: E402
 import numpy_coverage as _nc  # noqa: E402  (the readers of parametrize values and loop tables)
 
@@ -487,9 +488,12 @@ def scan_tests(names: set, objs: dict, files=None) -> dict:
 # ------------------------------------------------------------------------------------ report
 def report() -> dict:
     header, rows = keras_names.load()
+    later_rows = keras_later_names.load()
     names = {(m, s) for m, s, _ in rows}
     objs = {(m, s): resolve(m, s) for m, s, _ in rows}
-    tested = scan_tests(names, {k: o for k, o in objs.items() if o is not _MISSING})
+    later_objs = {(m, s): resolve(m, s) for m, s, _ in later_rows}
+    tested = scan_tests(names | set(later_objs),
+                        {k: o for k, o in {**objs, **later_objs}.items() if o is not _MISSING})
     by_source = {}
     for m, s, src in rows:
         by_source.setdefault(src, []).append((m, s))
@@ -515,7 +519,18 @@ def report() -> dict:
         statuses.setdefault(m, []).append([s, status, note])
     counts = {k: sum(st == k for rows_ in statuses.values() for _, st, _ in rows_)
               for k in ("tested", "untested", "missing", "out of scope")}
-    rep = {"names": len(rows), "header": header, "statuses": statuses, "counts": counts}
+    later = []
+    for m, s, old in later_rows:
+        obj = later_objs[(m, s)]
+        if obj is _MISSING or is_stub(obj):
+            status, note = "missing", ""
+        elif (m, s) in tested:
+            status, note = "tested", tested[(m, s)]
+        else:
+            status, note = "untested", ""
+        later.append([m, s, old, status, note])
+    rep = {"names": len(rows), "header": header, "statuses": statuses, "counts": counts,
+           "later": later}
     rep["page"] = render(rep)
     return rep
 
@@ -563,6 +578,23 @@ def render(rep) -> str:
                      f"{k['out of scope']} | {len(rows)} |")
     lines.append(f"| all | {c['tested']} | {c['untested']} | {c['missing']} | "
                  f"{c['out of scope']} | {total} |")
+    later = rep["later"]
+    n_tested = sum(st == "tested" for *_, st, _ in later)
+    lines += ["", f"## Later names ({n_tested} / {len(later)} present and tested)", "",
+              "Not counted above: the TF 2.5+ / tf_keras 2.x locations of TF 2.4 features, and "
+              "the `tf.strings` functions a text pipeline maps over (`tt.strings`, on NumPy and "
+              "tnp arrays; see [strings.md](strings.md)), listed in "
+              "[`docs/data/tf_keras_later_names.txt`](data/tf_keras_later_names.txt) by "
+              "`conformance/keras_later_names.py` (from tf_keras and TF 2.21). A layer whose "
+              "default tf_keras changed (`StringLookup`, `IntegerLookup`, `TextVectorization`) "
+              "is a subclass of the TF 2.4 class with tf_keras's default; every other name is "
+              "the TF 2.4 object itself. Tested as above.", "",
+              "| name | TF 2.4 location | status | test |", "|---|---|---|---|"]
+    for m, sym, old, st, note in later:
+        shown = f"tf.strings.{sym}" if m == "keras.strings" else f"{m}.{sym}"
+        where = "(TF, outside tf.keras)" if old.startswith("tf.") else f"`{old}`"
+        lines.append(f"| `{shown}` | {where} | {st} | "
+                     f"{f'`{note}`' if '::' in note else note} |")
     lines += ["", f"## Out of scope ({c['out of scope']})", "", "| name | reason |", "|---|---|"]
     for m, rows in rep["statuses"].items():
         for s, st, note in rows:

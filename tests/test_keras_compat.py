@@ -172,3 +172,16 @@ def test_compat_page_is_current(report):
     coverage = [ln for ln in report["page"].splitlines() if ln.startswith("**Coverage:")]
     assert coverage and coverage[0] in text.splitlines(), f"coverage number changed: {FIX}"
     assert text == report["page"], f"{DOCS.relative_to(ROOT)} is stale: {FIX}"
+
+
+def test_later_names_have_statuses(report):
+    """The TF 2.5+ names (docs/data/tf_keras_later_names.txt) are reported apart, each with a
+    status, and follow the code: a name tnp_train has is not missing."""
+    import keras_later_names
+    later = report["later"]
+    assert [(m, s) for m, s, *_ in later] == [(m, s) for m, s, _ in keras_later_names.load()]
+    assert ("keras.layers", "TextVectorization") in {(m, s) for m, s, *_ in later}
+    assert ("keras.strings", "regex_replace") in {(m, s) for m, s, *_ in later}
+    for m, s, old, status, note in later:
+        assert status in ("tested", "untested", "missing"), (m, s, status)
+        assert status != "tested" or "::" in note, (m, s, note)

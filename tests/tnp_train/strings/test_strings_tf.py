@@ -66,33 +66,27 @@ def _strings_in(args):
     return [a for a in args if isinstance(a, dict) and set(a) & {"strings", "list", "ragged"}]
 
 
-def _ids():
-    return [f"{i}-{c['fn']}" for i, c in enumerate(CASES)]
+def _has_str_form(args):
+    return all(_valid_text(a["strings"]) if "strings" in a else
+               _valid_text(a["ragged"]) if "ragged" in a else
+               all(_valid_text(v["strings"]) for v in a["list"]) for a in _strings_in(args))
 
 
-@pytest.mark.parametrize("kind", ["S", "U"])
-@pytest.mark.parametrize("case", CASES, ids=_ids())
-def test_matches_tf_strings(case, kind):
+def check_case(fn, case, kind):
+    """Our answer to one fixture case, on bytes ("S") or str ("U") inputs, is TF's."""
     name, args, kwargs, expected = case["fn"], case["args"], case["kwargs"], case["expected"]
-    if kind == "U" and not all(_valid_text(a.get("strings", a.get("list", a.get("ragged"))))
-                               if "list" not in a else
-                               all(_valid_text(v["strings"]) for v in a["list"])
-                               for a in _strings_in(args)):
-        pytest.skip("bytes that are not UTF-8 have no str form")
-    fn = getattr(tt.strings, name)
     call_args = [_argument(a, kind) for a in args]
-    kw = dict(kwargs)
-    if "ngram_width" not in kw and name == "ngrams" and isinstance(call_args[1], list):
+    if name == "ngrams" and isinstance(call_args[1], list):
         call_args[1] = tuple(call_args[1])
     key = (name, *(a for a in args[1:] if isinstance(a, str)))
+    where = f"{name}{tuple(args[1:])} {kwargs} on {'bytes' if kind == 'S' else 'str'}"
     if "error" in expected or key in RAISE_WHERE_TF_LOGS:
         assert key in RAISE_WHERE_TF_LOGS or expected["error"] == "InvalidArgumentError", \
             expected
         with pytest.raises(ValueError):
-            fn(*call_args, **kw)
+            fn(*call_args, **kwargs)
         return
-    got = fn(*call_args, **kw)
-    where = f"{name}{tuple(args[1:])} {kwargs}"
+    got = fn(*call_args, **kwargs)
     if "ragged" in expected:
         assert isinstance(got, list), where
         out_kind = "S" if name == "bytes_split" else kind
@@ -106,7 +100,27 @@ def test_matches_tf_strings(case, kind):
             (expected["strings"] if got.ndim else [expected["strings"]]), where
     else:
         assert got.dtype == np.dtype(expected["dtype"]), where
-        np.testing.assert_array_equal(got, np.array(expected["array"], dtype=expected["dtype"]))
+        np.testing.assert_array_equal(got, np.array(expected["array"], dtype=expected["dtype"]),
+                                      err_msg=where)
+
+
+NAMES = sorted({c["fn"] for c in CASES})
+
+
+@pytest.mark.parametrize("kind", ["S", "U"])
+@pytest.mark.parametrize("name", NAMES)
+def test_matches_tf_strings(name, kind):
+    """Each fixture case of ``tf.strings.<name>``: on bytes, and on str where the input has a
+    str form (bytes that are not UTF-8 have none)."""
+    fn = getattr(tt.strings, name)
+    cases = [c for c in CASES if c["fn"] == name and (kind == "S" or _has_str_form(c["args"]))]
+    assert cases or kind == "U"
+    for case in cases:
+        check_case(fn, case, kind)
+
+
+def test_every_function_has_fixture_cases():
+    assert NAMES == sorted(tt.strings.__all__)
 
 
 def test_containers_follow_the_caller():
