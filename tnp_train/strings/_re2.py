@@ -44,6 +44,13 @@ def _class_body(pattern, i, who):
         c = pattern[i]
         if c == "]" and not first:
             return "".join(out), i + 1
+        if c == "]" or c in "&~|":
+            # a "]" first in the class is literal in both; RE2 reads "&&", "~~" and "||" as
+            # text where Python's sets may one day read operators
+            out.append("\\" + c)
+            i += 1
+            first = False
+            continue
         first = False
         if c == "[" and pattern.startswith("[:", i):
             end = pattern.find(":]", i + 2)
