@@ -1,7 +1,7 @@
 """``tt.distribute``: distribution strategies (TF 2.4's ``tf.distribute``).
 
 Every name of TF 2.4.4's ``tf.distribute`` tree except the TPU strategies and the cloud cluster
-resolvers (GCE, Kubernetes, Slurm, TPU). ``MultiWorkerMirroredStrategy`` runs one replica per
+resolvers of GCE and TPUs. ``MultiWorkerMirroredStrategy`` runs one replica per
 MPI rank (``mpiexec -n N python train.py``); ``MirroredStrategy`` and ``OneDeviceStrategy`` one
 replica in the process. Names are imported when first used, so ``import tnp_train`` stays
 cheap and mpi4py is imported only when a strategy needs a communicator. See

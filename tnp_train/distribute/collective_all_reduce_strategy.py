@@ -2,7 +2,9 @@
 data-parallel training over the ranks of an MPI job, one replica per rank.
 
 ``mpiexec -n N python train.py`` starts N workers; without ``mpiexec`` the script is one worker
-and behaves exactly as without a strategy. The communicator is the job's world
+and behaves exactly as without a strategy. ``TF_CONFIG``, when set, must describe that same job
+(``cluster_resolver.mpi_agreement``): no gRPC server is started, so a cluster of several tasks
+outside an MPI job is an error, never a worker training alone. The communicator is the job's world
 (``collective.get_world``; mpi4py is imported only then). Every variable made in the scope takes
 worker 0's initial value (broadcast when it is made), so ranks seeded differently still start
 from the same weights; ``synchronization``/``aggregation`` stay on the variable: ON_READ ones
@@ -24,22 +26,24 @@ from .gradient_reduction import AllReduceGradients, PerReplicaGradients
 __all__ = ["MultiWorkerMirroredStrategy", "ExperimentalMultiWorkerMirroredStrategy"]
 
 
-def _global_index(resolver):
-    """This task's worker index and the number of workers in ``resolver``'s cluster (a
-    ``"chief"`` job counts as worker 0, as in TF)."""
-    spec = resolver.cluster_spec().as_dict()
-    jobs = set(spec)
-    if jobs - {"chief", "worker"}:
-        raise ValueError(f"MultiWorkerMirroredStrategy: the cluster has jobs {sorted(jobs)}; "
-                         f"this strategy runs only 'chief' and 'worker' tasks (parameter "
-                         f"servers belong to ParameterServerStrategy)")
-    n_chief = len(spec.get("chief", ()))
-    n = n_chief + len(spec.get("worker", ()))
-    task_type, task_id = resolver.task_type, resolver.task_id
-    if task_type is None or task_id is None:
-        return None, max(n, 1)
-    index = int(task_id) if task_type == "chief" else n_chief + int(task_id)
-    return index, max(n, 1)
+_WORKER_JOBS = ("chief", "worker")
+_WHO = "MultiWorkerMirroredStrategy"
+
+
+def _check_jobs(resolver):
+    jobs = set(resolver.cluster_spec().as_dict())
+    if jobs - {"chief", "worker", "evaluator"}:
+        raise ValueError(f"{_WHO}: the cluster has jobs {sorted(jobs)}; this strategy runs only "
+                         f"'chief' and 'worker' tasks (and an 'evaluator' beside them; "
+                         f"parameter servers belong to ParameterServerStrategy)")
+
+
+def _default_resolver():
+    """TF's default, ``TFConfigClusterResolver()``, when ``TF_CONFIG`` names a cluster; else
+    the MPI job's ranks (``MPIClusterResolver()``)."""
+    from .cluster_resolver import MPIClusterResolver, TFConfigClusterResolver
+    tf_config = TFConfigClusterResolver()
+    return tf_config if tf_config.cluster_spec() else MPIClusterResolver()
 
 
 class CollectiveAllReduceExtended(StrategyExtended):
@@ -47,7 +51,10 @@ class CollectiveAllReduceExtended(StrategyExtended):
 
     def __init__(self, container_strategy, cluster_resolver, communication_options,
                  communicator=None, devices=None):
-        from .cluster_resolver import ClusterSpec, MPIClusterResolver, SimpleClusterResolver
+        from .cluster_resolver import ClusterSpec, SimpleClusterResolver
+        from .cluster_resolver.mpi_agreement import check_resolver_against_mpi
+        from .cluster_resolver.mpi_cluster_resolver import (local_rank_from_env,
+                                                            rank_and_size_from_env)
         from .collective import get_world
         given_options = communication_options
         if communication_options is None:
@@ -66,15 +73,15 @@ class CollectiveAllReduceExtended(StrategyExtended):
                     task_type="worker", task_id=comm.rank)
         else:
             if cluster_resolver is None:
-                cluster_resolver = MPIClusterResolver()
+                cluster_resolver = _default_resolver()
+            _check_jobs(cluster_resolver)
+            # before MPI starts: a job launched wrongly fails at once, on every process
+            check_resolver_against_mpi(_WHO, cluster_resolver, *rank_and_size_from_env(),
+                                       jobs=_WORKER_JOBS)
             comm = get_world(communication_options)
-        index, n = _global_index(cluster_resolver)
-        if n != comm.size or (index is not None and index != comm.rank):
-            where = "" if index is None else f" and this task as worker {index}"
-            raise ValueError(
-                f"MultiWorkerMirroredStrategy: the cluster resolver describes {n} worker(s)"
-                f"{where}, but this process is rank {comm.rank} of an MPI job of {comm.size}; "
-                f"launch one process per worker with `mpiexec -n {n}`")
+        _check_jobs(cluster_resolver)
+        check_resolver_against_mpi(_WHO, cluster_resolver, comm.rank, comm.size,
+                                   jobs=_WORKER_JOBS)
         device = None
         default = tnp.get_default_device()
         gpus_wanted = int((cluster_resolver.num_accelerators() or {}).get("GPU", 0) or 0)
@@ -93,6 +100,8 @@ class CollectiveAllReduceExtended(StrategyExtended):
             # one rank per GPU of its host
             gpus = [d for d in tnp.__array_namespace_info__().devices() if d.kind == "gpu"]
             local = getattr(cluster_resolver, "local_rank", None)
+            if local is None:
+                local = local_rank_from_env()
             if gpus and local is not None:
                 device = gpus[local % len(gpus)]
         super().__init__(container_strategy, communicator=comm, device=device,
@@ -179,8 +188,12 @@ class CollectiveAllReduceExtended(StrategyExtended):
 class MultiWorkerMirroredStrategy(Strategy):
     """Mirrors ``tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=None,
     communication_options=None)``: one replica per MPI rank. ``cluster_resolver`` defaults to
-    ``MPIClusterResolver()`` (every rank a worker, worker 0 the chief); a resolver describing
-    another number of workers than the job has ranks is a ValueError.
+    TF's ``TFConfigClusterResolver()`` when ``TF_CONFIG`` names a cluster, else to
+    ``MPIClusterResolver()`` (every rank a worker, worker 0 the chief). A resolver must describe
+    the MPI job: as many ``chief`` and ``worker`` tasks as ranks, and this process's task
+    number ``rank`` (the chief first, as TF numbers them); otherwise (in particular for a
+    cluster of several tasks in a process not launched by ``mpiexec``/``srun``) a ValueError
+    names both views, before MPI starts. A resolver that names no task takes the rank's.
     ``communication_options`` (``CommunicationOptions``): ``bytes_per_pack`` sizes the gradient
     buckets, ``timeout_seconds`` bounds every collective (default 60 s, never unbounded)."""
 

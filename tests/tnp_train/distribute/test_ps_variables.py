@@ -161,7 +161,9 @@ def test_server_arguments_are_checked():
         tt.distribute.Server(spec, job_name="ps", task_index=0, protocol="http")
     with pytest.raises(ValueError, match="no task worker:3"):
         tt.distribute.Server(spec, job_name="worker", task_index=3)
-    with pytest.raises(ValueError, match="not launched by mpiexec"):
+    with pytest.raises(ValueError, match=r"the cluster spec says this process is task worker:0 "
+                                         r"\(number 2 of 3.*MPI says it is rank 0 of 1: it was "
+                                         r"not launched as a rank of an MPI job"):
         tt.distribute.Server(spec, job_name="worker", task_index=0)
     with pytest.raises(TypeError, match="ClusterSpec"):
         tt.distribute.Server(["worker"])

@@ -84,7 +84,11 @@ class MPIClusterResolver(ClusterResolver):
     ``num_ps > 0`` (parameter-server training): rank 0 is the ``"chief"``, ranks ``1..num_ps``
     the ``"ps"`` tasks and the rest the ``"worker"`` tasks (each numbered from 0 in its job).
     Addresses in ``cluster_spec()`` are names of ranks (``"mpi-rank-3"``), not network
-    addresses: MPI carries the traffic."""
+    addresses: MPI carries the traffic. When ``TF_CONFIG`` names a cluster, it must describe
+    this job (ValueError otherwise, naming both views): as many tasks as ranks, this rank's
+    task number ``rank`` (the chief first, then the ps tasks, then the workers)."""
+
+    _source_name = "MPI"
 
     def __init__(self, num_ps=0, rpc_layer="mpi"):
         if isinstance(num_ps, bool) or not isinstance(num_ps, numbers.Integral):
@@ -100,6 +104,29 @@ class MPIClusterResolver(ClusterResolver):
         self._rank, self._size, self._num_ps = rank, size, num_ps
         self._rpc_layer = rpc_layer
         self._task_type, self._task_id = self._role(rank)
+        self._check_tf_config()
+
+    def _check_tf_config(self):
+        # TF_CONFIG, when it names a cluster, describes this same job: it must agree
+        from .mpi_agreement import MPI_JOB_ORDER, check_resolver_against_mpi
+        from .tfconfig_cluster_resolver import TFConfigClusterResolver
+        tf_config = TFConfigClusterResolver()
+        spec = tf_config.cluster_spec().as_dict()
+        if not spec:
+            return
+        who = f"MPIClusterResolver(num_ps={self._num_ps})"
+        jobs = MPI_JOB_ORDER if self._num_ps else ("chief", "worker")
+        check_resolver_against_mpi(who, tf_config, self._rank, self._size, jobs)
+        if self._num_ps:
+            theirs = [len(spec.get(job) or ()) for job in jobs]
+            ours = [sum(self._role(r)[0] == job for r in range(self._size)) for job in jobs]
+            if theirs != ours:
+                def layout(counts):
+                    return ", ".join(f"{n} {job}" for n, job in zip(counts, jobs))
+                raise ValueError(f"{who}: TF_CONFIG lays the job out as {layout(theirs)}, but "
+                                 f"{who} as {layout(ours)} (rank 0 the chief, then the ps "
+                                 f"tasks, then the workers); make them agree or leave "
+                                 f"TF_CONFIG unset")
 
     def _role(self, rank):
         num_ps = self._num_ps

@@ -27,7 +27,10 @@ class TFConfigClusterResolver(ClusterResolver):
     """Mirrors ``tf.distribute.cluster_resolver.TFConfigClusterResolver(task_type=None,
     task_id=None, rpc_layer=None, environment=None)``: reads ``TF_CONFIG`` (JSON with
     ``cluster``, ``task: {type, index}``, ``rpc_layer``, ``session_master``) on every call; the
-    arguments override what it says."""
+    arguments override what it says. A strategy made with it checks it against the MPI job
+    (see docs/distributed.md, "Launching")."""
+
+    _source_name = "TF_CONFIG"
 
     def __init__(self, task_type=None, task_id=None, rpc_layer=None, environment=None):
         self._task_type = task_type

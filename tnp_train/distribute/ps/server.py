@@ -436,7 +436,8 @@ def _roles_from_spec(spec):
     workers (an address ``mpi-rank-N`` names its rank outright)."""
     d = spec.as_dict() if hasattr(spec, "as_dict") else dict(spec)
     jobs = set(d)
-    if "ps" not in jobs or "worker" not in jobs or jobs - set(_JOB_ORDER):
+    # an evaluator runs beside the job, as a process of its own: it is no rank of it
+    if "ps" not in jobs or "worker" not in jobs or jobs - set(_JOB_ORDER) - {"evaluator"}:
         raise ValueError(f"Server: a parameter-server cluster has jobs 'chief', 'ps' and "
                          f"'worker' (got {sorted(jobs)}); build it with "
                          f"MPIClusterResolver(num_ps=...)")
@@ -472,12 +473,15 @@ class Server:
     def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None,
                  config=None, start=True):
         from ..cluster_resolver import ClusterResolver, ClusterSpec
+        from ..cluster_resolver.mpi_agreement import check_against_mpi, source_name
         from ..cluster_resolver.mpi_cluster_resolver import rank_and_size_from_env
         if protocol not in (None, "mpi", "grpc"):
             raise ValueError(f"Server: protocol must be None, 'mpi' or 'grpc' (MPI carries the "
                              f"traffic either way), got {protocol!r}")
+        source = "the cluster spec"
         if isinstance(server_or_cluster_def, ClusterResolver):
             resolver = server_or_cluster_def
+            source = source_name(resolver)
             spec = resolver.cluster_spec()
             job_name = resolver.task_type if job_name is None else job_name
             task_index = resolver.task_id if task_index is None else task_index
@@ -499,12 +503,8 @@ class Server:
                              f"{spec.as_dict() if hasattr(spec, 'as_dict') else spec}")
         rank = ranks[(job_name, task_index)]
         my_rank, size = rank_and_size_from_env()
-        if size == 1:
-            raise ValueError("Server: not launched by mpiexec; a parameter-server job is one MPI "
-                             "job: `mpiexec --with-ft ulfm -n N python script.py`")
-        if my_rank != rank:
-            raise ValueError(f"Server: task {job_name}:{task_index} is rank {rank} in this "
-                             f"cluster, but this process is rank {my_rank}")
+        check_against_mpi("Server", source, f"{job_name}:{task_index}", rank, len(ranks),
+                          my_rank, size)
         self._job, self._task, self._rank = job_name, task_index, rank
         self._ps, self._workers = ps, workers
         self._chief = ranks.get(("chief", 0), 0)

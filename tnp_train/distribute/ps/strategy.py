@@ -128,7 +128,9 @@ class ParameterServerStrategy(Strategy):
     """Mirrors ``tf.distribute.experimental.ParameterServerStrategy(cluster_resolver,
     variable_partitioner=None)``, made on the chief of an ``mpiexec`` job described by
     ``MPIClusterResolver(num_ps=...)`` (rank 0 the chief, then the ps tasks, then the workers,
-    which run ``tt.distribute.Server(resolver).join()``). ``variable_partitioner``: a
+    which run ``tt.distribute.Server(resolver).join()``), or by TF's resolvers
+    (``TFConfigClusterResolver()``...) whose cluster is that MPI job in that order (ValueError
+    naming both views otherwise). ``variable_partitioner``: a
     ``tt.distribute.experimental.partitioners`` object (or any callable ``(shape, dtype) ->
     shards per dimension``). ``num_replicas_in_sync`` is 1: workers train asynchronously. See
     ``docs/distributed.md``, "Parameter-server training"."""
@@ -165,6 +167,11 @@ class ParameterServerStrategy(Strategy):
             raise ValueError(f"ParameterServerStrategy is made on the chief; this task is "
                              f"{resolver.task_type}:{resolver.task_id}, which runs "
                              f"tt.distribute.Server(resolver).join()")
+        from ..cluster_resolver.mpi_agreement import check_resolver_against_mpi
+        from ..cluster_resolver.mpi_cluster_resolver import rank_and_size_from_env
+        # TF_CONFIG's (or Slurm's...) job must be this MPI job, the chief its rank 0
+        check_resolver_against_mpi("ParameterServerStrategy", resolver,
+                                   *rank_and_size_from_env())
         from .chief import chief_runtime
         return chief_runtime(_cluster_roles(resolver))
 
