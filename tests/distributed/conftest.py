@@ -124,6 +124,7 @@ def mpi_env(extra=None):
                OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1",
                PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("TNP_COLLECTIVE_TIMEOUT", None)
+    env.pop("TF_CONFIG", None)          # a job is described by its test alone
     env.pop("TNP_COLLECTIVE_WARN_AFTER", None)
     env.update(extra or {})
     return env
@@ -142,20 +143,32 @@ def one_job_at_a_time():
 
 @pytest.fixture
 def mpirun():
-    """``mpirun(script, n, timeout, env=None, args=(), mpiexec_args=())`` -> :class:`Job`;
-    ``script`` is a path or a file name in ``tests/distributed/scripts``; ``mpiexec_args`` go
-    to mpiexec before ``-n`` (``("--with-ft", "ulfm")``)."""
+    """``mpirun(script, n, timeout, env=None, args=(), mpiexec_args=(), per_rank_env=None)``
+    -> :class:`Job`; ``script`` is a path or a file name in ``tests/distributed/scripts``;
+    ``mpiexec_args`` go to mpiexec before ``-n`` (``("--with-ft", "ulfm")``);
+    ``per_rank_env`` (``n`` dicts) gives each rank variables of its own (Open MPI's MPMD form,
+    ``-n 1 -x NAME=value python script : -n 1 ...``)."""
     reason = mpi_missing()
     if reason:
         pytest.skip(reason)
     started = []
 
-    def run(script, n, timeout, env=None, args=(), mpiexec_args=()):
+    def run(script, n, timeout, env=None, args=(), mpiexec_args=(), per_rank_env=None):
         script = Path(script)
         if not script.is_absolute():
             script = SCRIPTS / script
-        cmd = [str(MPIEXEC), "--oversubscribe", *map(str, mpiexec_args), "-n", str(n),
-               sys.executable, str(script), *map(str, args)]
+        app = [sys.executable, str(script), *map(str, args)]
+        cmd = [str(MPIEXEC), "--oversubscribe", *map(str, mpiexec_args)]
+        if per_rank_env is None:
+            cmd += ["-n", str(n), *app]
+        else:
+            assert len(per_rank_env) == n, (n, per_rank_env)
+            for rank, rank_env in enumerate(per_rank_env):
+                cmd += [":"] if rank else []
+                cmd += ["-n", "1"]
+                for name, value in rank_env.items():
+                    cmd += ["-x", f"{name}={value}"]
+                cmd += app
         with one_job_at_a_time():
             t0 = time.monotonic()
             proc = subprocess.Popen(cmd, cwd=ROOT, env=mpi_env(env), stdout=subprocess.PIPE,
