@@ -79,7 +79,6 @@ class CollectiveAllReduceExtended(StrategyExtended):
             check_resolver_against_mpi(_WHO, cluster_resolver, *rank_and_size_from_env(),
                                        jobs=_WORKER_JOBS)
             comm = get_world(communication_options)
-        _check_jobs(cluster_resolver)
         check_resolver_against_mpi(_WHO, cluster_resolver, comm.rank, comm.size,
                                    jobs=_WORKER_JOBS)
         device = None

@@ -121,7 +121,8 @@ def test_slurm_resolver_disagreeing_with_mpi_names_both(clean_env):
     as_mpi_rank(clean_env, 3, 4)
     with pytest.raises(ValueError, match=r"SlurmClusterResolver: Slurm \(SLURM_PROCID, the "
                                          r"step's tasks\) says this process is task worker:0 "
-                                         r"\(number 0 of 1.*but MPI says it is rank 3 of 4"):
+                                         r"\(number 0 of 1.*but MPI says it is rank 3 of 4\. "
+                                         r"Launch with `srun --mpi=pmix`"):
         CR.SlurmClusterResolver(gpus_per_node=0)
     _slurm_step(clean_env, 1, 4)
     as_mpi_rank(clean_env, 2, 4)
@@ -179,7 +180,8 @@ def test_kubernetes_pods_must_be_as_many_as_the_ranks(clean_env):
     as_mpi_rank(clean_env, 1, 2)
     with pytest.raises(ValueError, match=r"Kubernetes \(the pods its label selectors pick\) "
                                          r"says the job has 3 task\(s\), but MPI says it is "
-                                         r"rank 1 of 2"):
+                                         r"rank 1 of 2\. Make the resolver describe this "
+                                         r"MPI job"):
         tt.distribute.MultiWorkerMirroredStrategy(cluster_resolver=r)
 
 
@@ -222,7 +224,8 @@ def test_tf_config_disagreeing_with_mpi_fails_before_mpi_starts(clean_env):
     clean_env.setenv("TF_CONFIG", json.dumps(TUTORIAL))        # worker 0 ...
     as_mpi_rank(clean_env, 1, 2)                                 # ... on rank 1
     with pytest.raises(ValueError, match=r"TF_CONFIG says this process is task worker:0 "
-                                         r"\(number 0 of 2.*but MPI says it is rank 1 of 2"):
+                                         r"\(number 0 of 2.*but MPI says it is rank 1 of 2\. "
+                                         r"Give rank r the TF_CONFIG of task r"):
         tt.distribute.MultiWorkerMirroredStrategy()
     three = {"cluster": {"chief": ["c:1"], "worker": ["w:1", "w:2"]},
              "task": {"type": "worker", "index": 0}}

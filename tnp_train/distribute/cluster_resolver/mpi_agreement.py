@@ -69,7 +69,8 @@ def check_against_mpi(who, source, task, index, count, rank, size, jobs=MPI_JOB_
         raise ValueError(
             f"{who}: {said}, but MPI says it is rank {rank} of {size}: it was not launched as "
             f"a rank of an MPI job. tnp_train's tasks talk over MPI only (no gRPC servers are "
-            f"started), so alone it would train by itself. Launch the {count} tasks as one MPI "
+            f"started), so on its own it would train a model of its own. Launch the {count} "
+            f"tasks as one MPI "
             f"job, `mpiexec -n {count} python script.py` or `srun --mpi=pmix -n {count} python "
             f"script.py`, where rank r has the TF_CONFIG of task r or none at all (see "
             f"docs/distributed.md, 'Launching')")
@@ -78,11 +79,19 @@ def check_against_mpi(who, source, task, index, count, rank, size, jobs=MPI_JOB_
             f"{who}: {source} says this process is the evaluator, but MPI says it is rank "
             f"{rank} of {size}: the evaluator is not a rank of the training job; start it as a "
             f"process of its own, outside mpiexec/srun")
-    raise ValueError(
-        f"{who}: {said}, but MPI says it is rank {rank} of {size}. Give rank r the "
-        f"description of task r ({_order_words(jobs)}), and as many tasks as the job has "
-        f"ranks, or leave TF_CONFIG unset and let the MPI ranks number the tasks (see "
-        f"docs/distributed.md, 'Launching')")
+    if source == "TF_CONFIG":
+        fix = (f"Give rank r the TF_CONFIG of task r ({_order_words(jobs)}), naming as many "
+               f"tasks as the job has ranks, or leave TF_CONFIG unset and let the MPI ranks "
+               f"number the tasks")
+    elif source.startswith("Slurm"):
+        fix = ("Launch with `srun --mpi=pmix` (under mpiexec inside an allocation, Slurm's "
+               "variables describe the batch step, not the MPI job), or use no "
+               "SlurmClusterResolver and let the MPI ranks number the tasks")
+    else:
+        fix = (f"Make the resolver describe this MPI job, rank r as task r "
+               f"({_order_words(jobs)}), or pass none and let the MPI ranks number the tasks")
+    raise ValueError(f"{who}: {said}, but MPI says it is rank {rank} of {size}. {fix} (see "
+                     f"docs/distributed.md, 'Launching')")
 
 
 def check_resolver_against_mpi(who, resolver, rank, size, jobs=MPI_JOB_ORDER):
