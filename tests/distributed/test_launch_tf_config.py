@@ -110,3 +110,41 @@ def test_tutorial_tf_config_without_mpiexec_fails_in_both_processes(tmp_path):
         assert "`mpiexec -n 2 python script.py`" in output
         print(f"worker {index}: failed after {seconds:.1f} s")
     assert not list(tmp_path.glob("*.npz"))       # neither trained alone
+
+
+PS_CLUSTER = {"chief": ["host-c:2222"], "ps": ["host-p:2222"],
+              "worker": ["host-w0:2222", "host-w1:2222"]}
+PS_TASKS = [{"type": "chief", "index": 0}, {"type": "ps", "index": 0},
+            {"type": "worker", "index": 0}, {"type": "worker", "index": 1}]
+
+
+def test_parameter_server_roles_from_per_rank_tf_config(mpirun):
+    # TF's tutorial code on every task; the ranks in the order chief, ps, workers
+    job = mpirun("ps_tf_config.py", 4, timeout=BOUND_S, mpiexec_args=("--with-ft", "ulfm"),
+                 per_rank_env=[tutorial(t, PS_CLUSTER) for t in PS_TASKS])
+    assert job.returncode == 0 and not job.timed_out and not job.leftover, str(job)
+    roles = sorted(ln for ln in job.stdout.splitlines() if ln.startswith("ROLE"))
+    assert roles == ["ROLE chief:0 rank 0", "ROLE ps:0 rank 1", "ROLE worker:0 rank 2",
+                     "ROLE worker:1 rank 3"]
+    result = [json.loads(ln[len("RESULT "):]) for ln in job.stdout.splitlines()
+              if ln.startswith("RESULT ")]
+    assert len(result) == 1, str(job)
+    # every closure's five updates applied once; closures run by the TF_CONFIG's workers
+    assert result[0]["task"] == "chief:0" and result[0]["counter"] == 40.0, str(job)
+    assert set(result[0]["workers"]) <= {0, 1} and result[0]["workers"], str(job)
+
+
+def test_parameter_server_roles_disagreeing_with_mpi_fail_at_once(mpirun):
+    # the ps and the first worker swapped: every task's check sees it before MPI starts
+    tasks = [PS_TASKS[0], PS_TASKS[2], PS_TASKS[1], PS_TASKS[3]]
+    job = mpirun("ps_tf_config.py", 4, timeout=BOUND_S, mpiexec_args=("--with-ft", "ulfm"),
+                 per_rank_env=[tutorial(t, PS_CLUSTER) for t in tasks])
+    assert job.returncode != 0 and not job.timed_out, str(job)
+    output = " ".join(job.output.split())
+    assert ("Server: TF_CONFIG says this process is task worker:0 (number 2 of 4, counting the "
+            "chief, then the ps tasks, then the workers), but MPI says it is rank 1 of 4"
+            in output or
+            "Server: TF_CONFIG says this process is task ps:0 (number 1 of 4, counting the "
+            "chief, then the ps tasks, then the workers), but MPI says it is rank 2 of 4"
+            in output), str(job)
+    assert "RESULT" not in job.stdout

@@ -487,6 +487,9 @@ class Server:
             task_index = resolver.task_id if task_index is None else task_index
         elif isinstance(server_or_cluster_def, (ClusterSpec, dict)):
             spec = ClusterSpec(server_or_cluster_def)
+            from ..cluster_resolver import TFConfigClusterResolver
+            if spec and TFConfigClusterResolver().cluster_spec() == spec:
+                source = "TF_CONFIG"         # TF's tutorial passes its cluster on
         else:
             raise TypeError(f"Server: expected a ClusterSpec, a dict or a cluster resolver, got "
                             f"{type(server_or_cluster_def).__name__}")
