@@ -192,3 +192,52 @@ def test_fit_with_jit_compile_true_fails_on_what_cannot_be_compiled():
         m.fit(X, Y, batch_size=8, epochs=1, verbose=0)
     with pytest.raises(ValueError, match="run_eagerly"):
         m.compile("sgd", "mse", run_eagerly=True, jit_compile=True)
+
+
+@pytest.mark.parametrize("make_opt", [lambda: tt.optimizers.SGD(0.05, momentum=0.9),
+                                      lambda: tt.optimizers.SGD(0.05, momentum=0.9,
+                                                                nesterov=True),
+                                      lambda: tt.optimizers.Adam(0.01),
+                                      lambda: tt.optimizers.Adam(0.01, amsgrad=True)])
+def test_the_optimizer_step_is_compiled_and_equals_the_eager_one(make_opt):
+    X, Y = _data()
+    runs = []
+    for compiled in (False, True):
+        model = _mlp()
+        opt = make_opt()
+        step = _tape_step(model, opt, tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+        f = tt.function(step, jit_compile=True) if compiled else step
+        x, y = tnp.asarray(X[:16]), tnp.asarray(Y[:16])
+        step(x, y)                        # builds the slots, eagerly
+        for i in range(0, 64, 16):
+            f(tnp.asarray(X[i:i + 16]), tnp.asarray(Y[i:i + 16]))
+        if compiled:
+            text = f.experimental_get_compiler_ir(x, y)()
+            assert "_apply_gradients_now" not in text   # no eager optimizer step inside
+            assert "iadd" in text or "add" in text
+        # eager steps between compiled ones: each sees the count the others left
+        step(x, y)
+        f(x, y)
+        step(x, y)
+        runs.append(([w.copy() for w in model.get_weights()], int(opt.iterations)))
+    (w0, it0), (w1, it1) = runs
+    assert it0 == it1 == 8
+    for a, b in zip(w0, w1):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
+
+
+def test_a_learning_rate_set_between_compiled_calls_is_used():
+    X, Y = _data()
+    model = _mlp()
+    opt = tt.optimizers.SGD(0.05)
+    step = _tape_step(model, opt, tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+    f = tt.function(step, jit_compile=True)
+    x, y = tnp.asarray(X[:16]), tnp.asarray(Y[:16])
+    step(x, y)
+    f(x, y)
+    opt.learning_rate = 0.0               # what LearningRateScheduler does
+    before = [w.copy() for w in model.get_weights()]
+    f(x, y)
+    for a, b in zip(before, model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    assert int(opt.iterations) == 3

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._core.devices import CPU
 from .._core.listeners import reporting_suspended
+from .._core.ndarray import bump_version as _bump_version
 from .._core.ndarray import ndarray as _ndarray, wrap as _wrap
 from .codegen import compile_kernel
 from .fusion import classify
@@ -71,7 +72,7 @@ def _recycled(store, k, shape, dtype):
 class _Emitter:
     def __init__(self):
         self.lines = []
-        self.ns = {"np": np, "_W": _wrap_backend, "_U": _unwrap_result,
+        self.ns = {"np": np, "_W": _wrap_backend, "_U": _unwrap_result, "_BV": _bump_version,
                    "_suspended": reporting_suspended, "_S": _scalar_of, "_R": _recycled}
         self.recycled = []      # (shape, dtype) of each recycled output slot
         self.nconst = 0
@@ -403,6 +404,15 @@ def build_program(graph, fuse=True, donated=()):
 
 
 def _emit_node(em, n, ufunc_plan, assigned, donations):
+    lines = _emit_node_call(em, n, ufunc_plan, assigned, donations)
+    if n.writes and n.mode != "eager":
+        # an in-place write counts as one, as eagerly (a tape, or a cached read of a
+        # variable, compares versions); an eager node's own operation bumps them
+        lines.extend(f"_BV(v{v.id})" for v in n.writes)
+    return lines
+
+
+def _emit_node_call(em, n, ufunc_plan, assigned, donations):
     lhs, extra = _lhs(n)
     if n.mode == "eager":
         call = f"{em.const(n.call)}({em.call_args(n.args, n.kwargs, eager=True)})"

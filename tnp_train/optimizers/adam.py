@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+import tnp
+
 from . import kernels
 from .base_optimizer import Optimizer
 
@@ -50,6 +52,15 @@ class Adam(Optimizer):
         variable.update(kernels.adam, gradient, slots["m"], slots["v"],
                         slots["vhat"] if self.amsgrad else None, alpha, self.beta_1, self.beta_2,
                         self.epsilon, self._decay_factor(variable, learning_rate))
+
+    def traced_update_step(self, gradient, variable, learning_rate, step):
+        slots = self.slots_for(variable)
+        # update_step's float64 coefficient, from the traced step number
+        alpha = learning_rate * (tnp.sqrt(1 - self.beta_2 ** step) / (1 - self.beta_1 ** step))
+        kernels.adam_generic(variable, gradient, slots["m"], slots["v"],
+                             slots["vhat"] if self.amsgrad else None,
+                             alpha.astype(variable.dtype), self.beta_1, self.beta_2,
+                             self.epsilon, 0.0)
 
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,

@@ -565,10 +565,73 @@ class Optimizer:
         gradients (schedules, the step count, clipping and the strategy's aggregation as in an
         eager step)."""
         if _in_trace():
-            _effect(self._apply_gradients_now, list(grads_and_vars),
-                    experimental_aggregate_gradients)
+            pairs = list(grads_and_vars)
+            if not self._apply_traced(pairs, experimental_aggregate_gradients):
+                _effect(self._apply_gradients_now, pairs, experimental_aggregate_gradients)
             return self.iterations
         return self._apply_gradients_now(grads_and_vars, experimental_aggregate_gradients)
+
+    # ---------------------------------------------------------------- compiled steps
+    def traced_update_step(self, gradient, variable, learning_rate, step):
+        """``update_step`` in tnp operations, for a step inside a function being compiled:
+        ``learning_rate`` the rate as a 0-d float64 tnp array (the value an eager step uses),
+        ``step`` the 1-based number of this step as a 0-d float64 array. An optimizer that has
+        it gets its whole step compiled (see :meth:`_apply_traced`); the base class has none,
+        so its step is an effect of the compiled function, run eagerly at every call."""
+        raise NotImplementedError
+
+    def _apply_traced(self, pairs, aggregate):
+        """Inside a function being compiled: the step in tnp operations (traced, fused with
+        the backward pass, replayed at every call) when it is one the tracer can follow whole: an
+        elementwise optimizer with :meth:`traced_update_step`, a float learning rate (its
+        Variable is read at every call: a callback that sets it is seen), no schedule, decay,
+        weight decay, clipping or transformers, no aggregation across replicas, variables
+        already built, without constraints, gradients of their dtype and shape. Returns False
+        for any other step, which the caller makes an effect."""
+        cls = type(self)
+        if cls.traced_update_step is Optimizer.traced_update_step or not self.is_elementwise:
+            return False
+        if self._lr_fn is not None or self._initial_decay or self.weight_decay or \
+                self.clipvalue is not None or self.clipnorm is not None or \
+                self.global_clipnorm is not None or self.gradient_transformers:
+            return False
+        if aggregate:
+            given = self.gradient_aggregator
+            if getattr(given, "__func__", None) is not Optimizer.aggregate_gradients or \
+                    getattr(given, "__self__", None) is not self:
+                return False
+            ds = sys.modules.get("tnp_train.distribute.distribute_lib")
+            if ds is not None and ds.get_strategy().num_replicas_in_sync != 1:
+                return False
+        todo = []
+        for pair in pairs:
+            try:
+                g, v = pair
+            except (TypeError, ValueError):
+                return False
+            if g is None:
+                continue
+            if not isinstance(v, Variable) or type(v) is VariablePart or \
+                    v.constraint is not None or v.key not in self._built_uids or \
+                    not isinstance(g, tnp.ndarray) or g.shape != v.shape or \
+                    g.dtype != v.dtype or _device_of(g) is not _device_of(v):
+                return False
+            todo.append((g, v))
+        if not todo:
+            return False
+        one = (1,)
+        # the rate an eager step uses: the exact float given while the Variable still holds it
+        # rounded, else the Variable's value (as _base_lr); as 1-element arrays (a 0-d
+        # comparison gives tnp's shared True/False scalar, which a trace cannot tell apart)
+        held = tnp.reshape(self._lr_var, one)
+        exact = tnp.where(held == _np.float32(self._lr_float_f32), self._lr_float,
+                          held.astype(_np.float64))
+        lr = tnp.reshape(exact, ())
+        step = tnp.reshape(tnp.reshape(self.iterations, one) + 1, ()).astype(_np.float64)
+        for g, v in todo:
+            self.traced_update_step(g, v, lr, step)
+        tnp.add(self.iterations, 1, out=self.iterations)
+        return True
 
     def _apply_gradients_now(self, grads_and_vars, experimental_aggregate_gradients):
         with _tracing.span(f"{type(self).__name__}.apply_gradients", "optimizer"):

@@ -238,17 +238,23 @@ def sgd(w, g, m, lr, momentum, nesterov, decay):
     elif _is_cupy(w):
         _cupy_sgd(w, g, m, w.dtype.type, lr, momentum, decay, bool(nesterov))
     else:
-        if decay:
-            w -= decay * w
-        if m is None:
-            w -= lr * g
+        sgd_generic(w, g, m, lr, momentum, nesterov, decay)
+
+
+def sgd_generic(w, g, m, lr, momentum, nesterov, decay):
+    """:func:`sgd` with array operators only: on NumPy arrays, or on tnp arrays in a function
+    being compiled (the same operations, in the same order, as the fused kernel)."""
+    if decay:
+        w -= decay * w
+    if m is None:
+        w -= lr * g
+    else:
+        m *= momentum
+        m -= lr * g
+        if nesterov:
+            w += momentum * m - lr * g
         else:
-            m *= momentum
-            m -= lr * g
-            if nesterov:
-                w += momentum * m - lr * g
-            else:
-                w += m
+            w += m
 
 
 def adam(w, g, m, v, vhat, alpha, beta_1, beta_2, epsilon, decay):
@@ -272,19 +278,25 @@ def adam(w, g, m, v, vhat, alpha, beta_1, beta_2, epsilon, decay):
                 t(decay), w, m, v)
         k(*(args + (vhat,) if ams else args))
     else:
-        if decay:
-            w -= decay * w
-        m *= beta_1
-        m += (1 - beta_1) * g
-        v *= beta_2
-        v += (1 - beta_2) * (g * g)
-        if vhat is not None:
-            np.maximum(vhat, v, out=vhat)
-            den = np.sqrt(vhat)
-        else:
-            den = np.sqrt(v)
-        den += epsilon
-        w -= alpha * m / den
+        adam_generic(w, g, m, v, vhat, alpha, beta_1, beta_2, epsilon, decay)
+
+
+def adam_generic(w, g, m, v, vhat, alpha, beta_1, beta_2, epsilon, decay):
+    """:func:`adam` with array operations only (NumPy arrays, or tnp arrays in a function being
+    compiled, where NumPy's functions dispatch to tnp)."""
+    if decay:
+        w -= decay * w
+    m *= beta_1
+    m += (1 - beta_1) * g
+    v *= beta_2
+    v += (1 - beta_2) * (g * g)
+    if vhat is not None:
+        np.maximum(vhat, v, out=vhat)
+        den = np.sqrt(vhat)
+    else:
+        den = np.sqrt(v)
+    den += epsilon
+    w -= alpha * m / den
 
 
 def rmsprop(w, g, ms, mg, mom, lr, rho, momentum, epsilon, decay):

@@ -32,6 +32,13 @@ class SGD(Optimizer):
         variable.update(kernels.sgd, gradient, m, learning_rate, self.momentum, self.nesterov,
                         self._decay_factor(variable, learning_rate))
 
+    def traced_update_step(self, gradient, variable, learning_rate, step):
+        m = self.slots_for(variable)["momentum"] if self.momentum else None
+        # the kernel's own arithmetic, on tnp arrays: the rate rounded to the variable's dtype
+        # first, as the kernel takes it
+        kernels.sgd_generic(variable, gradient, m, learning_rate.astype(variable.dtype),
+                            self.momentum, self.nesterov, 0.0)
+
     def get_config(self):
         return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
 
