@@ -77,7 +77,7 @@ from . import _handover  # noqa: E402
 _handover.install()
 
 # ---- compiled code: tnp.jit (tnp.vectorize, NumPy's name, is with the functional routines) --
-from ._jit import jit  # noqa: E402
+from ._jit import jit, vmap  # noqa: E402
 
 if "numba" in _sys.modules:
     # Numba's entry point (pyproject.toml) loads tnp._numba when Numba starts compiling; an

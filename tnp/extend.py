@@ -255,7 +255,8 @@ def bump_version(x):
 __all__ += ["set_backend_array", "unwrap", "tracing", "effect", "storage"]
 
 
-_JIT_NAMES = ("JitFallbackWarning", "RetraceWarning", "TraceError", "UnsupportedTrace")
+_JIT_NAMES = ("JitFallbackWarning", "RetraceWarning", "TraceError", "UnsupportedTrace",
+              "VmapFallbackWarning")
 __all__ += list(_JIT_NAMES)
 
 
@@ -263,7 +264,7 @@ def __getattr__(name):
     # the compiler's exceptions and warnings, for libraries that compile (loaded on first use:
     # ``import tnp`` does not load the compiler)
     if name in _JIT_NAMES:
-        from ._jit import api
+        from ._jit import api, batching
 
-        return getattr(api, name)
+        return getattr(batching if name == "VmapFallbackWarning" else api, name)
     raise AttributeError(f"module 'tnp.extend' has no attribute {name!r}")

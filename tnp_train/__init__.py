@@ -26,7 +26,8 @@ _NAMES = {"GradientTape": "autodiff", "Variable": "autodiff", "VariableAggregati
           "VariableSynchronization": "autodiff", "custom_gradient": "autodiff",
           "stop_gradient": "autodiff", "variable_creator_scope": "autodiff",
           "Input": "layers", "Model": "models", "Sequential": "models",
-          "function": "compiler", "config": "compiler", "TensorSpec": "data"}
+          "function": "compiler", "config": "compiler", "TensorSpec": "data",
+          "vectorized_map": "compiler"}
 
 __all__ = sorted(_NAMES) + sorted(set(_SUBPACKAGES) - {"autodiff", "checkpoint", "ops",
                                                         "trainers", "compiler"})

@@ -78,8 +78,10 @@ def test_tf_config_disagreeing_with_mpi_fails_at_once(mpirun, tmp_path, case):
                     f"of 2" for r in (0, 1)]
     assert job.returncode != 0 and not job.timed_out, str(job)
     output = " ".join(job.output.split())
-    for text in expected:
-        assert f"ValueError: MultiWorkerMirroredStrategy: {text}" in output, str(job)
+    # every rank fails at once; the launcher may end the others before they print, so the
+    # message of one rank at least (each is exact)
+    found = [t for t in expected if f"ValueError: MultiWorkerMirroredStrategy: {t}" in output]
+    assert found, str(job)
     assert not list(tmp_path.glob("*.npz"))       # nobody trained
 
 

@@ -241,3 +241,61 @@ def test_a_learning_rate_set_between_compiled_calls_is_used():
     for a, b in zip(before, model.get_weights()):
         np.testing.assert_array_equal(a, b)
     assert int(opt.iterations) == 3
+
+
+def test_per_example_gradients_by_vectorized_map_equal_a_loop():
+    model = _mlp()
+    loss_fn = tt.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def per_example(xy):
+        x, y = xy
+        with tt.GradientTape() as tape:
+            loss = loss_fn(y[None], model(x[None], training=True))
+        return tape.gradient(loss, model.trainable_variables)
+
+    X, Y = _data(12)
+    xs, ys = tnp.asarray(X), tnp.asarray(Y)
+    got = tt.vectorized_map(per_example, (xs, ys), fallback_to_while_loop=False)
+    loop = [per_example((xs[i], ys[i])) for i in range(12)]
+    for k, g in enumerate(got):
+        want = np.stack([np.asarray(l[k]) for l in loop])
+        assert g.shape == want.shape
+        np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5, atol=1e-6)
+
+
+def test_vectorized_map_without_fallback_refuses_what_it_cannot_vectorize():
+    with pytest.raises(ValueError, match="fallback_to_while_loop"):
+        tt.vectorized_map(lambda x: tnp.sort(x), tnp.ones((3, 4)), fallback_to_while_loop=False)
+    out = tt.vectorized_map(lambda x: x * 2.0, np.arange(6.0).reshape(3, 2))
+    np.testing.assert_array_equal(np.asarray(out), np.arange(6.0).reshape(3, 2) * 2)
+
+
+@pytest.mark.parametrize("pfor", [True, False])
+def test_jacobians_with_and_without_pfor_agree(pfor):
+    rng = np.random.default_rng(3)
+    x = tt.Variable(tnp.asarray(rng.standard_normal((4, 3)).astype(np.float32)))
+    w = tt.Variable(tnp.asarray(rng.standard_normal((3, 5)).astype(np.float32)))
+    layer = tt.layers.Dense(6, activation="relu")
+    with tt.GradientTape(persistent=True) as tape:
+        y = tnp.tanh(x @ w) * 2.0
+        z = layer(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # vectorized without a per-row fallback
+        jx, jw = tape.jacobian(y, [x, w], experimental_use_pfor=pfor)
+        bj = tape.batch_jacobian(z, x, experimental_use_pfor=pfor)
+    # numerical reference for d y / d x
+    eps = 1e-3
+    xa = np.asarray(x).astype(np.float64)
+    wa = np.asarray(w).astype(np.float64)
+    num = np.zeros((4, 5, 4, 3))
+    for i in range(4):
+        for j in range(3):
+            d = np.zeros_like(xa)
+            d[i, j] = eps
+            num[:, :, i, j] = (np.tanh((xa + d) @ wa) * 2 - np.tanh((xa - d) @ wa) * 2) / (2 * eps)
+    np.testing.assert_allclose(np.asarray(jx), num, rtol=1e-2, atol=1e-3)
+    assert jw.shape == (4, 5, 3, 5) and bj.shape == (4, 6, 3)
+    k = np.asarray(layer.kernel)
+    pre = np.asarray(x) @ k + np.asarray(layer.bias)
+    want = (pre > 0)[:, :, None] * k.T[None]
+    np.testing.assert_allclose(np.asarray(bj), want, rtol=1e-6)

@@ -7,7 +7,7 @@ Nothing heavy is imported with tnp: the tracer and compiler load at the first ``
 Numba at the first kernel. See ``docs/compile.md``.
 """
 __all__ = ["jit", "JitFunction", "Lowered", "TraceError", "UnsupportedTrace",
-           "JitFallbackWarning", "RetraceWarning"]
+           "JitFallbackWarning", "RetraceWarning", "vmap", "VmapFallbackWarning"]
 
 
 def jit(fn=None, *, static_argnums=(), donate_argnums=(), fuse=True):
@@ -32,7 +32,20 @@ def jit(fn=None, *, static_argnums=(), donate_argnums=(), fuse=True):
     return _jit(fn, static_argnums=static_argnums, donate_argnums=donate_argnums, fuse=fuse)
 
 
+def vmap(fn, in_axes=0):
+    """``fn`` of one example run on a batch of examples as one program; mirrors ``jax.vmap``
+    (``in_axes`` 0 or None, per argument or for all; outputs stacked on axis 0):
+    ``tnp.vmap(f)(xs)`` equals ``tnp.stack([f(x) for x in xs])``. See ``docs/compile.md``."""
+    from .batching import vmap as _vmap
+
+    return _vmap(fn, in_axes)
+
+
 def __getattr__(name):
+    if name == "VmapFallbackWarning":
+        from .batching import VmapFallbackWarning
+
+        return VmapFallbackWarning
     if name in __all__:
         from . import api
 

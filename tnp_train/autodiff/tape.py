@@ -250,6 +250,14 @@ class GradientTape(Recorder):
         self._check_usable("jacobian")
         flat_sources = flatten(sources)
         n = int(_np.prod(target.shape))
+        if experimental_use_pfor and n > 1:
+            out = self._vectorized_rows(target, flat_sources, unconnected_gradients, n)
+            if not self._persistent:
+                self._used = True
+                self._release()
+            return pack_sequence_as(sources, [
+                None if g is None else g.reshape(tuple(target.shape) + tuple(s.shape))
+                for g, s in zip(out, flat_sources)])
         rows = [[] for _ in flat_sources]
         for i in range(n):
             onehot = tnp.zeros(n, dtype=target.dtype, device=_device_of(target))
@@ -270,6 +278,13 @@ class GradientTape(Recorder):
                        tnp.zeros(tuple(target.shape) + tuple(s.shape), dtype=s.dtype))
         return pack_sequence_as(sources, out)
 
+    def _vectorized_rows(self, target, flat_sources, unconnected, n):
+        """The jacobian's rows (one backward pass per entry of ``target``) as one vectorized
+        program: ``tnp.vmap`` over the one-hot cotangents (TF's pfor)."""
+        eye = tnp.eye(n, dtype=target.dtype, device=_device_of(target))
+        rows = tnp.vmap(lambda e: _rows_of(self, target, flat_sources, unconnected, e))(eye)
+        return list(rows)
+
     def batch_jacobian(self, target, source, unconnected_gradients="none", parallel_iterations=None,
                        experimental_use_pfor=True):
         """Per-example jacobian: ``target`` (b, ...) and ``source`` (b, ...) give
@@ -281,6 +296,20 @@ class GradientTape(Recorder):
         b = target.shape[0]
         inner = tuple(target.shape[1:])
         m = int(_np.prod(inner))
+        if experimental_use_pfor and m > 1:
+            # column j of every example at once: the cotangent one at (:, j), vectorized over j
+            eye = tnp.eye(m, dtype=target.dtype, device=_device_of(target))
+
+            def column(e):
+                ct = tnp.broadcast_to(e, (b, m)).reshape(target.shape)
+                return _source_grad(source, _run(self, [target], [ct]), unconnected_gradients)
+            g = tnp.vmap(column)(eye)          # (m, b, source dims...)
+            if not self._persistent:
+                self._used = True
+                self._release()
+            if g is None:
+                return None
+            return tnp.moveaxis(g, 0, 1).reshape((b,) + inner + tuple(source.shape[1:]))
         cols = []
         for j in range(m):
             onehot = tnp.zeros((b, m), dtype=target.dtype, device=_device_of(target))
@@ -295,6 +324,11 @@ class GradientTape(Recorder):
             return None
         cols = [c if c is not None else tnp.zeros(source.shape, dtype=source.dtype) for c in cols]
         return tnp.stack(cols, axis=1).reshape((b,) + inner + tuple(source.shape[1:]))
+
+
+def _rows_of(tape, target, flat_sources, unconnected, e):
+    grads = _run(tape, [target], [e.reshape(target.shape)])
+    return [_source_grad(s, grads, unconnected) for s in flat_sources]
 
 
 def stop_gradient(x):
@@ -340,6 +374,10 @@ def hand_written_backward(opname, grad_fn, inputs, recorded=None):
     recorded on that tape with a rule that raises NotImplementedError naming ``opname`` if a
     gradient ever flows back through them. A second-order term is never silently missing."""
     def backward(*dys):
+        if recorded is not None and _tracing():
+            # the backward itself is being compiled or vectorized (a jacobian's rows by
+            # tnp.vmap): the tnp formulation, which the tracer follows
+            return recorded(*dys)
         if not recording():
             return grad_fn(*dys)
         followed = [a for a in (*dys, *inputs) if isinstance(a, ndarray)]

@@ -1,0 +1,94 @@
+"""tnp_train's compiled training steps as plugins of the reference harness
+(``/work/shared/bench/train_mlp.py`` / ``train_cnn.py``), beside its own ``tnp_plugins``.
+
+    cd /work/shared/bench && env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \\
+        PYTHONPATH=/work/main/benchmarks MLP_SIZES=64,64,64,10 MLP_BATCH=32 \\
+        /work/main/.venv/bin/python train_mlp.py --threads 1 --impls numpy-manual,\\
+    plugin:tnp_plugins:mlp_tape,plugin:tnp_plugins:mlp_fit,\\
+    plugin:tnp_compiled_plugins:mlp_tape_function,plugin:tnp_compiled_plugins:mlp_fit_jit
+
+The same model, weights, batches, SGD(momentum) and loss as ``tnp_plugins``; the step is
+``tt.function(jit_compile=True)`` around the same tape code, or ``fit`` after
+``compile(..., jit_compile=True)``.
+"""
+from __future__ import annotations
+
+
+class _Compiled:
+    def __init__(self, ctx, build, use_fit):
+        import numpy as np
+        import tnp
+        import tnp_train as tt
+
+        self.np, self.tnp, self.tt = np, tnp, tt
+        self.model = build(tt, ctx)
+        self.model.set_weights([p.copy() for p in ctx["params"]])
+        self.opt = tt.optimizers.SGD(learning_rate=ctx["cfg"]["lr"],
+                                     momentum=ctx["cfg"]["momentum"])
+        self.loss_fn = tt.losses.SparseCategoricalCrossentropy(from_logits=True)
+        self.batches = [(tnp.asarray(x), tnp.asarray(y.astype(np.int64)))
+                        for x, y, _ in ctx["batches"]]
+        self.B = ctx["cfg"]["batch"]
+        self.use_fit = use_fit
+        self.i = 0
+        if use_fit:
+            self.model.compile(optimizer=self.opt, loss=self.loss_fn, jit_compile=True)
+            self.X = np.concatenate([x for x, _, _ in ctx["batches"]])
+            self.Y = np.concatenate([y for _, y, _ in ctx["batches"]]).astype(np.int64)
+            self.chunk_multiple = len(ctx["batches"])
+            self.info = ("model.fit after compile(jit_compile=True) (one epoch per %d steps, "
+                         "shuffle=False, verbose=0)" % len(ctx["batches"]))
+        else:
+            model, opt, loss_fn = self.model, self.opt, self.loss_fn
+
+            @tt.function(jit_compile=True)
+            def step(x, y):
+                with tt.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                variables = model.trainable_variables
+                opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+
+            self.step = step
+            self.info = "tt.function(jit_compile=True) of the GradientTape step"
+
+    def run(self, n):
+        if self.use_fit:
+            epochs = max(1, n // self.chunk_multiple)
+            self.model.fit(self.X, self.Y, batch_size=self.B, epochs=epochs, shuffle=False,
+                           verbose=0)
+            return
+        if not self.i:     # the first step builds the optimizer's slots, eagerly
+            x, y = self.batches[0]
+            with self.tt.GradientTape() as tape:
+                loss = self.loss_fn(y, self.model(x, training=True))
+            v = self.model.trainable_variables
+            self.opt.apply_gradients(zip(tape.gradient(loss, v), v))
+            self.i = 1
+            n -= 1
+        for _ in range(n):
+            x, y = self.batches[self.i % len(self.batches)]
+            self.i += 1
+            self.step(x, y)
+
+    def sync(self):
+        pass
+
+    def eval_loss(self):
+        x, y = self.batches[0]
+        return float(self.loss_fn(y, self.model(x, training=False)))
+
+
+def _mlp(tt, ctx):
+    sz = ctx["cfg"]["sizes"]
+    layers = [tt.Input((sz[0],))]
+    for k, fo in enumerate(sz[1:]):
+        layers.append(tt.layers.Dense(fo, activation="relu" if k < len(sz) - 2 else None))
+    return tt.Sequential(layers)
+
+
+def mlp_tape_function(ctx):
+    return _Compiled(ctx, _mlp, use_fit=False)
+
+
+def mlp_fit_jit(ctx):
+    return _Compiled(ctx, _mlp, use_fit=True)
