@@ -299,3 +299,30 @@ def test_jacobians_with_and_without_pfor_agree(pfor):
     pre = np.asarray(x) @ k + np.asarray(layer.bias)
     want = (pre > 0)[:, :, None] * k.T[None]
     np.testing.assert_allclose(np.asarray(bj), want, rtol=1e-6)
+
+
+def test_steps_per_execution_calls_the_batch_callbacks_per_chunk_as_tf_keras():
+    # what tf_keras 2.21 calls on 10 batches with steps_per_execution=3:
+    # [('b', 0), ('e', 2), ('b', 3), ('e', 5), ('b', 6), ('e', 8), ('b', 9), ('e', 9)]
+    events = []
+
+    class Record(tt.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            events.append(("b", batch))
+
+        def on_train_batch_end(self, batch, logs=None):
+            events.append(("e", batch))
+
+    x = np.ones((20, 2), "float32")
+    y = np.ones((20, 1), "float32")
+    for jit in (None, True):
+        events.clear()
+        m = tt.Sequential([tt.Input((2,)), tt.layers.Dense(1)])
+        m.compile("sgd", "mse", steps_per_execution=3, jit_compile=jit)
+        h = m.fit(x, y, batch_size=2, epochs=1, verbose=0, callbacks=[Record()], shuffle=False)
+        assert events == [("b", 0), ("e", 2), ("b", 3), ("e", 5), ("b", 6), ("e", 8),
+                          ("b", 9), ("e", 9)]
+        assert int(m.optimizer.iterations) == 10 and len(h.history["loss"]) == 1
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="steps_per_execution"):
+            m.compile("sgd", "mse", steps_per_execution=bad)

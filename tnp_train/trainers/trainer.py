@@ -83,8 +83,15 @@ class Trainer:
         if jit_compile and run_eagerly:
             raise ValueError("You cannot enable `run_eagerly` and `jit_compile` at the same "
                              "time.")
+        if steps_per_execution is None:
+            steps_per_execution = 1
+        if isinstance(steps_per_execution, bool) or not isinstance(
+                steps_per_execution, (int, _np.integer)) or steps_per_execution < 1:
+            raise ValueError(f"compile: steps_per_execution must be a positive integer, got "
+                             f"{steps_per_execution!r}")
         self.__dict__["_jit_compile"] = jit_compile
         self.__dict__["_step_functions"] = {}
+        self.__dict__["_steps_per_execution"] = int(steps_per_execution)
         strategy = self._compile_strategy()
         with _dist.strategy_scope(strategy):
             self._compile(strategy, optimizer, loss, metrics, loss_weights, weighted_metrics,
@@ -405,12 +412,18 @@ class Trainer:
             cbs.on_epoch_begin(epoch)
             logs = {}
             seen = 0
+            # compile(steps_per_execution=N): the batch callbacks see a chunk of N steps, as
+            # TF's (begin at its first step, end at its last; stop_training read at its end)
+            per = self.__dict__.get("_steps_per_execution", 1)
+            open_chunk = False
             for step, (batch, t_next, t_batch) in enumerate(_timed_batches(data)):
                 seen += 1
                 if skip:
                     skip -= 1
                     continue
-                cbs.on_train_batch_begin(step)
+                if not open_chunk:
+                    cbs.on_train_batch_begin(step)
+                    open_chunk = True
                 # TF 2.4's Trace("train", step_num=..., _r=1) around the step, opened after
                 # on_train_batch_begin (where TensorBoard(profile_batch=) starts the profiler)
                 # and dated back to the wait for the batch, which is its first part
@@ -420,10 +433,14 @@ class Trainer:
                     logs = _batch_logs(_dist.run_train_step(self, strategy,
                                                             self._step_function("train", strategy),
                                                             batch, data, cbs, epoch, step))
-                    cbs.on_train_batch_end(step, logs)
+                    if per == 1 or (step + 1) % per == 0:
+                        cbs.on_train_batch_end(step, logs)
+                        open_chunk = False
                 steps_run += 1
-                if self.stop_training:
+                if self.stop_training and not open_chunk:
                     break
+            if open_chunk:                  # the epoch's last, shorter chunk
+                cbs.on_train_batch_end(step, logs)
             if data.out_of_data:
                 warnings.warn(_ran_out_of_data(steps, epochs - start), stacklevel=3)
             if not seen:
