@@ -5,19 +5,17 @@ layer name. Needs h5py (the optional extra ``tnp[h5]``).
 TF's layout: the root (or its ``model_weights`` group, in a whole-model file) has the attribute
 ``layer_names``; each layer's group has ``weight_names`` (``"conv1_conv/kernel:0"``...), the
 datasets at those paths. Weights are matched by layer name, then by weight name within the layer
-(TF's order as a fallback), and every shape is checked before anything is assigned.
+(TF's order as a fallback), and every shape is checked before anything is read or assigned;
+the file is read by :mod:`tnp_train.checkpoint.keras_h5` (no links to other files, no external
+storage, numbers only).
 """
 from __future__ import annotations
 
 import os
 
-import numpy as _np
+from ..checkpoint import keras_h5
 
 __all__ = ["load_h5_weights"]
-
-
-def _text(v):
-    return v.decode("utf8") if isinstance(v, bytes) else str(v)
 
 
 def _short(weight_name):
@@ -25,34 +23,19 @@ def _short(weight_name):
     return weight_name.rsplit("/", 1)[-1].split(":", 1)[0]
 
 
-def _open_h5(path):
-    try:
-        import h5py
-    except ImportError as e:
-        raise ImportError(f"Loading the HDF5 weights file {path!r} needs h5py: pip install "
-                          f"h5py (or the extra: pip install 'tnp[h5]')") from e
-    return h5py.File(path, "r")
-
-
-def read_h5_weights(path):
-    """``{layer_name: [(weight_name, array), ...]}`` in the file's order."""
-    out = {}
-    with _open_h5(os.fspath(path)) as f:
-        root = f["model_weights"] if "model_weights" in f else f
-        if "layer_names" not in root.attrs:
-            raise ValueError(f"{path}: not a Keras HDF5 weights file (no 'layer_names' attribute)")
-        for lname in (_text(n) for n in root.attrs["layer_names"]):
-            g = root[lname]
-            names = [_text(n) for n in g.attrs.get("weight_names", [])]
-            out[lname] = [(n, _np.asarray(g[n])) for n in names]
-    return out
-
-
 def load_h5_weights(model, path):
     """Assign the weights in the HDF5 file ``path`` to ``model``'s layers of the same names.
     A layer with weights on one side only, or a shape that differs: ValueError naming them
     (nothing is assigned then)."""
-    stored = read_h5_weights(path)
+    where = os.fspath(path)
+    with keras_h5.open_h5(where, "load_weights") as f:
+        group = keras_h5.child(f, "model_weights", where) if "model_weights" in f else f
+        # the file's datasets, checked (links, storage, dtype) but not read yet
+        stored = dict(keras_h5.weight_entries(group, where))
+        _load(model, stored, where)
+
+
+def _load(model, stored, path):
     mine = {l.name: l for l in model.layers if l.weights}
     in_file = {k for k, v in stored.items() if v}
     missing, extra = sorted(set(mine) - in_file), sorted(in_file - set(mine))
@@ -79,5 +62,8 @@ def load_h5_weights(model, path):
                 raise ValueError(f"load_weights: layer {lname!r}, weight {w.name!r}: the model "
                                  f"has shape {tuple(w.shape)}, the file {tuple(a.shape)}")
         plan.append((layer, ordered))
-    for layer, ordered in plan:
-        layer.set_weights(ordered)
+    # read only now, every shape checked (a dataset's size is what the model expects)
+    values = [(layer, [keras_h5.read_dataset(d, d.shape, path) for d in ordered])
+              for layer, ordered in plan]
+    for layer, arrays in values:
+        layer.set_weights(arrays)

@@ -121,20 +121,52 @@ def _weight_image(weight):
 
 def _graph_config(obj, layer_refs=False):
     """The model's JSON config in the layout TensorBoard's Graphs dashboard reads (Keras 3's):
-    a tensor reference ``{"__keras_tensor__": [layer, node, index]}`` becomes a
-    ``keras_history`` in a layer's inputs and the bare ``[layer, node, index]`` in a model's
-    ``input_layers``/``output_layers``; without it the dashboard draws no edge and fails on the
-    outputs."""
+    a layer's inbound nodes as ``{"args": [...], "kwargs": ...}`` whose tensors carry a
+    ``keras_history`` (from TF 2.4's ``[[layer, node, index, kwargs], ...]`` or from the
+    ``{"__keras_tensor__": [layer, node, index]}`` references of our own form), and the bare
+    ``[layer, node, index]`` in a model's ``input_layers``/``output_layers``; without it the
+    dashboard draws no edge and fails on the outputs."""
     if isinstance(obj, dict):
         if set(obj) == {"__keras_tensor__"}:
             ref = obj["__keras_tensor__"]
-            return ref if layer_refs else {"class_name": "__keras_tensor__",
-                                           "config": {"keras_history": ref}}
-        return {k: _graph_config(v, k in ("input_layers", "output_layers"))
+            return ref if layer_refs else _history(ref)
+        return {k: [_graph_node(n) for n in v] if k == "inbound_nodes" and isinstance(v, list)
+                else _graph_config(v, k in ("input_layers", "output_layers"))
                 for k, v in obj.items()}
     if isinstance(obj, list):
         return [_graph_config(v, layer_refs) for v in obj]
     return obj
+
+
+def _history(ref):
+    return {"class_name": "__keras_tensor__", "config": {"keras_history": list(ref[:3])}}
+
+
+def _graph_node(node):
+    if isinstance(node, list):       # TF 2.4: one [layer, node, index, kwargs] per input tensor
+        refs = [e for e in node if isinstance(e, list) and len(e) >= 3]
+        args = [_history(e) for e in refs]
+        return {"args": [args[0] if len(args) == 1 else args],
+                "kwargs": refs[0][3] if refs and len(refs[0]) > 3 else {}}
+    if not isinstance(node, dict):
+        return node
+    # the dashboard reads each positional argument as a tensor or a list of tensors: other
+    # values (an axis, a tnp function's options) are left out of its copy
+    args = []
+    for a in node.get("args", []):
+        refs = _refs(a)
+        if refs:
+            args.append(refs[0] if isinstance(a, dict) and set(a) == {"__keras_tensor__"}
+                        else refs)
+    return {"args": args, "kwargs": _graph_config(node.get("kwargs", {}))}
+
+
+def _refs(x):
+    if isinstance(x, dict) and set(x) == {"__keras_tensor__"}:
+        return [_history(x["__keras_tensor__"])]
+    if isinstance(x, (list, dict)):
+        return [r for v in (x.values() if isinstance(x, dict) else x) for r in _refs(v)]
+    return []
 
 
 def _is_graph_model(model):

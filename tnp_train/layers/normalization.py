@@ -343,7 +343,9 @@ class BatchNormalization(Layer):
                 **_affine_config(self),
                 "moving_mean_initializer": self.moving_mean_initializer,
                 "moving_variance_initializer": self.moving_variance_initializer,
-                "fused": self.fused, **({"synchronized": True} if self.synchronized else {})}
+                # as TF 2.4, a TF-only option appears only when set (Keras 3 refuses the key)
+                **({"fused": self.fused} if self.fused is not None else {}),
+                **({"synchronized": True} if self.synchronized else {})}
 
 
 def _sync_replicas():

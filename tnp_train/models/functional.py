@@ -8,6 +8,9 @@ rebuilds it.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 import tnp
 from tnp.extend import is_floating as _is_floating
 
@@ -20,6 +23,21 @@ from ..utils.tree import flatten, flatten_up_to, pack_sequence_as
 from .model import Model
 
 __all__ = ["Functional"]
+
+# set while a .keras archive is written: every functional config (nested ones too) in this
+# module's own node form, which holds any call exactly and maps one to one onto Keras 3's
+_OWN_NODE_FORM = contextvars.ContextVar("tnp_train_functional_own_node_form", default=False)
+
+
+@contextlib.contextmanager
+def _own_node_form():
+    """Within it, ``get_config`` writes nodes as ``{"args", "kwargs"}`` and ends as they are
+    (never TF 2.4's form, which cannot tell ``outputs=[x]`` from ``outputs=x``)."""
+    token = _OWN_NODE_FORM.set(True)
+    try:
+        yield
+    finally:
+        _OWN_NODE_FORM.reset(token)
 
 
 def _topo_nodes(outputs):
@@ -306,16 +324,87 @@ class Functional(Model):
                 return x
             raise ValueError(f"{self.name}.get_config: cannot serialize the call argument {x!r}")
 
-        layers = []
+        configs = {id(layer): {"class_name": get_registered_name(type(layer)),
+                               "config": layer.get_config()} for layer in self._layers}
+        # TF counts a nested model's calls from 1 (see _numbers_calls_from_one)
+        from_one = {layer.name for layer in self._layers
+                    if _numbers_calls_from_one(configs[id(layer)])}
+
+        def tf_ref(t):
+            name = t.node.layer.name
+            return [name, node_index[id(t.node)] + (name in from_one), t.tensor_index]
+
+        def tf_value(x):      # TF 2.4's form of a kwargs value: tensors as [layer, node, tensor]
+            if isinstance(x, KerasTensor):
+                return tf_ref(x)
+            if isinstance(x, (list, tuple)):
+                return [tf_value(e) for e in x]
+            if isinstance(x, dict):
+                return {k: tf_value(v) for k, v in x.items()}
+            return enc(x)
+
+        def tf_node(layer, node):
+            """TF 2.4's ``[[layer, node, tensor, kwargs], ...]`` (one entry per tensor of the
+            first argument; other positional arguments become keywords, as TF's Node does),
+            or None when the call has no such form."""
+            args = list(node.args)
+            if not args:
+                return None
+            first, rest = args[0], args[1:]
+            kwargs = dict(node.kwargs)
+            if rest:
+                names = _call_arg_names(layer)
+                if names is None or len(names) < len(rest) or \
+                        any(n in kwargs for n in names[:len(rest)]):
+                    return None
+                kwargs.update(zip(names, rest))
+            kw = tf_value(kwargs)
+            tensors = [first] if isinstance(first, KerasTensor) else first
+            if not isinstance(tensors, (list, tuple)) or not tensors or \
+                    not all(isinstance(t, KerasTensor) for t in tensors):
+                return None
+            if isinstance(first, (list, tuple)) and len(first) == 1:
+                return None       # TF's form cannot tell [x] from x
+            return [tf_ref(t) + [kw] for t in tensors]
+
+        layers, tf_form, own = [], not _OWN_NODE_FORM.get(), []
         for layer in self._layers:
-            inbound = [{"args": enc(list(n.args)), "kwargs": enc(n.kwargs)}
-                       for n in layer.inbound_nodes if id(n) in mine]
-            layers.append({"class_name": get_registered_name(type(layer)),
-                           "config": layer.get_config(), "name": layer.name,
+            nodes = [n for n in layer.inbound_nodes if id(n) in mine]
+            inbound = [{"args": enc(list(n.args)), "kwargs": enc(n.kwargs)} for n in nodes]
+            own.append(inbound)
+            if tf_form and not isinstance(layer, InputLayer):
+                converted = [tf_node(layer, n) for n in nodes]
+                if any(c is None for c in converted):
+                    tf_form = False
+                else:
+                    inbound = converted
+            layers.append({**configs[id(layer)], "name": layer.name,
                            "inbound_nodes": inbound})
+        if tf_form:
+            # TF's form only where it reads back as the same calls (a value TF's form would
+            # take for a tensor reference, say, must not become one); positional arguments
+            # after the first come back by name, as TF 2.4 writes them
+            back = _from_keras2_format({"layers": layers, "input_layers": [],
+                                        "output_layers": []})["layers"]
+            tf_form = all(spec["inbound_nodes"] == [_by_name(layer, n) for n in mine_]
+                          for spec, mine_, layer in zip(back, own, self._layers)
+                          if not isinstance(layer, InputLayer))
+        if not tf_form:
+            # a call TF 2.4's format cannot hold (a tensor among other values in the first
+            # argument, a one-element list): the whole graph in our own form, which
+            # from_config reads too
+            for spec, inbound in zip(layers, own):
+                spec["inbound_nodes"] = inbound
+            return {"name": self.name, "trainable": self.trainable, "layers": layers,
+                    "input_layers": enc(self._nested_inputs),
+                    "output_layers": enc(self._nested_outputs)}
+
+        def ends(x):          # TF 2.4: a single input or output as a one-element list
+            out = tf_value(x)
+            return [out] if isinstance(x, KerasTensor) else out
         return {"name": self.name, "trainable": self.trainable, "layers": layers,
-                "input_layers": enc(self._nested_inputs),
-                "output_layers": enc(self._nested_outputs)}
+                "input_layers": ends(self._nested_inputs),
+                "output_layers": ends(self._nested_outputs)}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
@@ -386,6 +475,43 @@ class Functional(Model):
         return model
 
 
+def _call_arg_names(layer):
+    """The names of ``layer.call``'s parameters after the first (None if it takes ``*args``)."""
+    import inspect
+    try:
+        params = list(inspect.signature(layer.call).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    return [p.name for p in params[1:] if p.kind in (p.POSITIONAL_ONLY,
+                                                    p.POSITIONAL_OR_KEYWORD)]
+
+
+def _by_name(layer, node):
+    """An own-form node with its positional arguments after the first passed by name."""
+    args = node["args"]
+    if len(args) < 2:
+        return node
+    names = _call_arg_names(layer) or []
+    return {"args": args[:1], "kwargs": {**node["kwargs"], **dict(zip(names, args[1:]))}}
+
+
+def _numbers_calls_from_one(spec):
+    """Whether TF's configs number this layer's calls from 1: a nested model built on an
+    ``InputLayer`` (a functional one; a Sequential whose first layer is one, or gets one from
+    its ``batch_input_shape``) has a node of its own linking its inputs to its outputs, which
+    TF counts and leaves out of configs (its ``_should_skip_first_node``); ours has none."""
+    cfg = spec.get("config") if isinstance(spec, dict) else None
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("layers"), list):
+        return False
+    if "input_layers" in cfg:
+        return True
+    first = cfg["layers"][0] if cfg["layers"] else None
+    return spec.get("class_name") == "Sequential" and isinstance(first, dict) and (
+        first.get("class_name") == "InputLayer" or
+        "batch_input_shape" in (first.get("config") or {}))
+
 
 def _from_keras2_format(config):
     """A functional config written by TF 2.4 / Keras 2 (``inbound_nodes`` as lists of
@@ -396,6 +522,7 @@ def _from_keras2_format(config):
     if not any(isinstance(n, list) for spec in layers for n in spec.get("inbound_nodes", [])):
         return config
     names = {spec["name"] for spec in layers}
+    from_one = {spec["name"] for spec in layers if _numbers_calls_from_one(spec)}
 
     def is_ref(x):
         return isinstance(x, list) and len(x) in (3, 4) and isinstance(x[0], str) and \
@@ -403,7 +530,7 @@ def _from_keras2_format(config):
 
     def tensors(x):
         if is_ref(x):
-            return {"__keras_tensor__": [x[0], x[1], x[2]]}
+            return {"__keras_tensor__": [x[0], x[1] - (x[0] in from_one), x[2]]}
         if isinstance(x, list):
             return [tensors(e) for e in x]
         if isinstance(x, dict):

@@ -6,6 +6,9 @@
 """
 from __future__ import annotations
 
+import os
+import zipfile
+
 from ..callbacks import CallbackList
 from ..layers.base import Layer
 from ..trainers.trainer import Trainer
@@ -98,26 +101,78 @@ class Model(Trainer, Layer):
     # ------------------------------------------------------------------ saving
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None,
              signatures=None, options=None, save_traces=True):
-        """Config (JSON) + weights (+ optimizer state) in a directory; no pickle. Under a
-        multi-worker strategy every worker calls it (as TF requires), only the chief (worker
-        0) writes, and every worker returns once the chief's write has ended."""
-        from ..checkpoint.saving import save_model
+        """Save the model: an ``.h5``/``.hdf5`` name or ``save_format="h5"`` writes tf_keras's
+        HDF5 file, a ``.keras`` name a Keras 3 archive (both readable by tf_keras / Keras 3),
+        any other name tnp's directory (config JSON + weights + optimizer state). No pickle;
+        every format is written atomically. Under a multi-worker strategy every worker calls
+        it (as TF requires), only the chief (worker 0) writes, and every worker returns once
+        the chief's write has ended."""
         from ..trainers.distributed import chief_writes
-        return chief_writes(self, "model.save", lambda: save_model(
-            self, filepath, overwrite=overwrite, include_optimizer=include_optimizer))
+        from . import keras_files
+        kind = keras_files.model_file_kind(filepath, save_format)
+        if kind == "h5":
+            def write():
+                return keras_files.save_h5_model(self, filepath, overwrite=overwrite,
+                                                 include_optimizer=include_optimizer)
+        elif kind == "keras":
+            def write():
+                return keras_files.save_keras_archive(self, filepath, overwrite=overwrite,
+                                                      include_optimizer=include_optimizer)
+        else:
+            from ..checkpoint.saving import save_model
+
+            def write():
+                return save_model(self, filepath, overwrite=overwrite,
+                                  include_optimizer=include_optimizer)
+        return chief_writes(self, "model.save", write)
 
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
-        from ..checkpoint.saving import save_weights
+        """Save the weights: an ``.h5``/``.hdf5``/``.keras`` name or ``save_format="h5"``
+        writes tf_keras's HDF5 weights file, a ``.weights.h5`` name Keras 3's; any other name a
+        tnp checkpoint (with the optimizer's state, as TF's checkpoint format)."""
         from ..trainers.distributed import chief_writes
+        from . import keras_files
+        kind = keras_files.weights_file_kind(filepath, save_format)
+        if kind == "h5":
+            def write():
+                return keras_files.save_h5_weights(self, filepath, overwrite=overwrite)
+        elif kind == "keras3":
+            def write():
+                return keras_files.save_keras3_weights(self, filepath, overwrite=overwrite)
+        else:
+            from ..checkpoint.saving import save_weights
+
+            def write():
+                return save_weights(self, filepath, overwrite=overwrite)
         # under a multi-worker strategy: the chief writes, every worker returns once it has
-        return chief_writes(self, "model.save_weights",
-                            lambda: save_weights(self, filepath, overwrite=overwrite))
+        return chief_writes(self, "model.save_weights", write)
 
     def load_weights(self, filepath, by_name=False, skip_mismatch=False, options=None):
+        """Load weights: an HDF5 file (tf_keras's layout, by topology or ``by_name``, with
+        ``skip_mismatch``; or Keras 3's ``.weights.h5``), a ``.keras`` archive's weights, or a
+        tnp checkpoint (``skip_mismatch`` skips weights whose shape differs, with a warning)."""
+        from ..checkpoint import keras_h5
         from ..checkpoint.saving import load_weights
+        from . import keras_files
+        path = None if filepath is None else os.fspath(filepath)
+        if path is not None and os.path.isfile(path):
+            if keras_h5.is_hdf5(path):
+                with keras_h5.open_h5(path, "load_weights") as f:
+                    k3 = keras_files.is_keras3_weights(f)
+                if k3:
+                    if by_name:
+                        raise ValueError(f"load_weights({path!r}): by_name=True is for "
+                                         f"tf_keras's HDF5 layout; this file has Keras 3's")
+                    return keras_files.load_keras3_weights(self, path)
+                return keras_files.load_h5_weights(self, path, by_name=by_name,
+                                                   skip_mismatch=skip_mismatch)
+            if zipfile.is_zipfile(path):
+                return keras_files.load_keras_archive_weights(self, path)
+        if path is not None and os.path.isdir(path):
+            keras_files.check_not_saved_model(path, "load_weights")
         if by_name:
-            raise NotImplementedError("load_weights(by_name=True) is for HDF5 files, which tnp_train "
-                                      "does not write")
+            raise ValueError(f"load_weights({path!r}): by_name=True is for HDF5 files (.h5); "
+                             f"this is a tnp checkpoint, which is matched by object path")
         return load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
     def _trackable_children(self):

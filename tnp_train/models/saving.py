@@ -4,6 +4,9 @@ from configs (``model_from_config``/``_json``/``_yaml``): the files are written 
 models."""
 from __future__ import annotations
 
+import os
+import zipfile
+
 from .. import losses as _losses
 from .. import metrics as _metrics
 from ..checkpoint import saving as _saving
@@ -32,18 +35,34 @@ def model_from_yaml(yaml_string, custom_objects=None):
     return model_from_config(_yaml("model_from_yaml").safe_load(yaml_string), custom_objects)
 
 
-def save_model(model, filepath, overwrite=True, include_optimizer=True, **kwargs):
-    """``model.save(filepath, ...)``; mirrors ``tf.keras.models.save_model`` (the directory
-    format only: other keyword arguments are accepted and ignored)."""
-    return model.save(filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+def save_model(model, filepath, overwrite=True, include_optimizer=True, save_format=None,
+               signatures=None, options=None, save_traces=True):
+    """``model.save(filepath, ...)``; mirrors ``tf.keras.models.save_model`` (``.h5`` /
+    ``save_format="h5"``: tf_keras's HDF5 file; ``.keras``: a Keras 3 archive; else tnp's
+    directory; ``signatures``, ``options``, ``save_traces`` are TF graph options, ignored)."""
+    return model.save(filepath, overwrite=overwrite, include_optimizer=include_optimizer,
+                      save_format=save_format)
 
 
-def load_model(filepath, custom_objects=None, compile=True, options=None):  # noqa: A002
-    """The model ``model.save`` wrote in the directory ``filepath``: rebuilt from its config,
-    compiled again with its optimizer state if ``compile`` and it was compiled, weights
-    restored; ``custom_objects`` (or a ``custom_object_scope``, or
-    ``tt.utils.register_keras_serializable``) makes custom layers, losses, metrics... known.
-    Mirrors ``tf.keras.models.load_model`` (``options`` is ignored)."""
+def load_model(filepath, custom_objects=None, compile=True, options=None,  # noqa: A002
+               safe_mode=True):
+    """The model saved at ``filepath``: tnp's directory (``model.save``), a tf_keras / TF 2.x
+    HDF5 file, or a Keras 3 ``.keras`` archive; rebuilt from its config, compiled again with
+    its optimizer state if ``compile`` and it was compiled, weights restored.
+    ``custom_objects`` (or a ``custom_object_scope``, or ``tt.utils.register_keras_serializable``)
+    makes custom layers, losses, metrics... known. A ``Lambda`` layer stored as Python bytecode
+    is loaded only with ``safe_mode=False`` (Keras 3's rule). Mirrors
+    ``tf.keras.models.load_model`` (``options`` is ignored)."""
+    from ..checkpoint import keras_h5
+    from . import keras_files
+    path = os.fspath(filepath)
+    if os.path.isfile(path):
+        if keras_h5.is_hdf5(path):
+            return keras_files.load_h5_model(path, custom_objects, compile, safe_mode)
+        if zipfile.is_zipfile(path):
+            return keras_files.load_keras_archive(path, custom_objects, compile, safe_mode)
+    elif os.path.isdir(path) and not os.path.isfile(os.path.join(path, _saving.CONFIG_NAME)):
+        keras_files.check_not_saved_model(path, "load_model")
     meta, weights, values = _saving.read_model(filepath)   # checked before anything is built
     # as TF: the scope covers the compile arguments too (a custom loss named in them)
     with CustomObjectScope(custom_objects or {}):
