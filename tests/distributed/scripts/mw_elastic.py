@@ -4,7 +4,9 @@
 (``MW_ELASTIC=0``: without the opt-in, where the loss must end the job; ``MW_INPUT=dataset``:
 a batched dataset instead of arrays; ``MW_LEARNS_BY_REVOKE=R``: rank R learns of the death only
 from a peer's revoke, see ``learn_only_by_revoke``; ``MW_MIN_WORKERS=M``: the opt-in's
-``min_workers``, each survivor then writing the error that stops it to ``OUT_DIR/<rank>.err``).
+``min_workers``, each survivor then writing the error that stops it to ``OUT_DIR/<rank>.err``;
+``MW_KILL_HOST=1``: under simulated hosts, KILL_RANK kills every rank of its host, then
+itself).
 Each survivor writes ``OUT_DIR/<old rank>.npz``: its final weights, the reference weights of
 one process trained on the same data from the same initial weights, the workers-changed events
 the lost ranks each event named (to the callbacks, to ``elastic.subscribe``'s listeners and in
@@ -53,6 +55,27 @@ def learn_only_by_revoke(strategy):
     return wait_for_the_revoke
 
 
+def kill_my_host():
+    """SIGKILL the other ranks of this rank's host (simulated hosts, tests/distributed/_hosts.py:
+    the processes of this network namespace that Open MPI's daemon here started). The daemon
+    lives on: Open MPI 5.0's runtime ends the job when it loses one, ULFM or not."""
+    mine, daemon = os.readlink("/proc/self/ns/net"), os.getppid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            same = ppid == daemon and os.readlink(f"/proc/{entry}/ns/net") == mine
+        except (OSError, IndexError, ValueError):
+            continue
+        if same:
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 def main(out_dir, kill_rank, kill_step, when):
     rank, size = rank_and_size()
     x, y = data("mlp", N)
@@ -81,6 +104,8 @@ def main(out_dir, kill_rank, kill_step, when):
                 # the kill's time, for the survivors' recovery figure (same host, same clock)
                 with open(os.path.join(out_dir, "killed_at"), "w") as f:
                     f.write(repr(time.time()))
+                if os.environ.get("MW_KILL_HOST") == "1":
+                    kill_my_host()
                 os.kill(os.getpid(), signal.SIGKILL)
 
         def on_train_batch_begin(self, batch, logs=None):

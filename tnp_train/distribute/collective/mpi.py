@@ -318,6 +318,14 @@ class MPICommunicator(Communicator):
         return self._wait(self._start(BROADCAST, None, root, host, restore))
 
     @_guard
+    def broadcast_async(self, buf, root=0):
+        """:meth:`broadcast` started now, finished by the request's ``wait`` (the hierarchical
+        plan of :mod:`.shm` hands a host's sums out while its next buckets are reduced)."""
+        root = self._check_root(root, "broadcast")
+        host, restore = to_host(buf, "broadcast")
+        return _MPIRequest(self, self._start(BROADCAST, None, root, host, restore))
+
+    @_guard
     def broadcast_object(self, obj, root=0):
         root = self._check_root(root, "broadcast_object")
         data = pickle_bytes(obj) if self.rank == root else np.empty(0, np.uint8)

@@ -17,14 +17,21 @@ Everything else keeps the layer's guarantees: a missing rank gets the stall warn
 timeout error naming it, a rank that leaves is reported as such, a rank whose process dies
 (SIGKILL, under ULFM the job lives on) is found by its PID within a quarter second and raises
 the ``CollectiveWorkerLostError`` MPI would, and a layout that differs between ranks fails when
-the plan is made, naming both. Elsewhere (ranks on several machines,
-no ``/dev/shm``, GPU buffers, elastic jobs, which must notice a dead peer through ULFM) the
-plan is a loop of ordinary ``allreduce_async`` calls over buffers it owns.
+the plan is made, naming both.
+
+Where the ranks are on several machines and some machine holds more than one, the plan is
+hierarchical (:class:`HierarchicalAllreduce`): the shared-memory plan inside each machine, MPI
+between one rank per machine, and an MPI broadcast back inside the machine; the job's rank 0
+names the topology on stderr once, when the first plan is made. Elsewhere (one rank per
+machine, no ``/dev/shm``, GPU buffers, elastic jobs, which must notice a dead peer through
+ULFM) the plan is a loop of ordinary ``allreduce_async`` calls over buffers it owns.
 """
 from __future__ import annotations
 
+import collections
 import mmap
 import os
+import sys
 import platform
 import socket
 import time
@@ -35,7 +42,8 @@ import numpy as np
 from .base import CollectiveMismatchError, CollectivePeerExitError, apply_mean, is_ml_dtype, \
     normalize_op, now
 
-__all__ = ["PersistentAllreduce", "SharedMemoryAllreduce", "make_plan", "set_shared_memory",
+__all__ = ["PersistentAllreduce", "SharedMemoryAllreduce", "HierarchicalAllreduce",
+           "host_topology", "make_plan", "set_shared_memory",
            "mark_left", "shared_mapping"]
 
 _ALIGN = 64                 # each bucket on its own cache lines
@@ -458,7 +466,11 @@ def make_plan(comm, specs, op="sum", xp=np, transient=False):
                         f"{list(infos[p][1])[:4]}{'...' if len(infos[p][1]) > 4 else ''}"
                         for p in sorted({comm.rank, *differ})))
     if not all(info[0] == mine[0] for info in infos):
-        return PersistentAllreduce(comm, specs, op, xp)
+        # several hosts: shared memory inside each host where a host has several ranks
+        topology = host_topology(comm, [info[0] for info in infos])
+        if topology is None or max(len(r) for r in topology.hosts.values()) == 1:
+            return PersistentAllreduce(comm, specs, op, xp)
+        return HierarchicalAllreduce(comm, specs, op, topology)
 
     offsets, region = _layout(specs)
     results, shared_bytes = _result_layout(specs, region * size)
@@ -530,3 +542,180 @@ def mark_left(plans):
         except Exception:  # noqa: BLE001 - exiting anyway
             pass
 
+
+
+# -- several hosts -----------------------------------------------------------------------------
+class HostTopology:
+    """How a communicator's ranks sit on hosts (by hostname, as Open MPI decides "same host"):
+    ``hosts`` maps each hostname to its ranks, in order of their lowest rank; ``node`` is an
+    :class:`~.mpi.MPICommunicator` over this rank's host, ``bcast`` a second one over the same
+    ranks (the broadcasts of the hierarchical plan, in an order of their own), ``leaders`` one
+    over the lowest rank of each host (None on the others)."""
+
+    def __init__(self, hosts, node, bcast, leaders):
+        self.hosts, self.node, self.bcast, self.leaders = hosts, node, bcast, leaders
+
+    def describe(self):
+        def span(ranks):
+            return (f"{ranks[0]}-{ranks[-1]}" if ranks == list(range(ranks[0], ranks[-1] + 1))
+                    and len(ranks) > 1 else ",".join(map(str, ranks)))
+        hosts = ", ".join(f"{h}: ranks {span(r)}" for h, r in self.hosts.items())
+        if max(len(r) for r in self.hosts.values()) == 1:
+            return f"MPI between {len(self.hosts)} hosts, one rank each ({hosts})"
+        return (f"hierarchical across {len(self.hosts)} hosts ({hosts}): shared memory inside "
+                f"each host, MPI between the hosts' lowest ranks")
+
+
+_topologies = {}      # id(comm) -> (comm, its HostTopology), for the life of the job
+
+
+def host_topology(comm, hostnames):
+    """The :class:`HostTopology` of ``comm`` (an MPI communicator's ranks) given every rank's
+    hostname; collective the first time (it splits the communicator), cached after; the job's
+    rank 0 writes the topology to stderr once. None where ``comm`` is not over MPI."""
+    cached = _topologies.get(id(comm))
+    if cached is not None and cached[0] is comm:
+        return cached[1]
+    raw = getattr(comm, "_comm", None)
+    if raw is None or not hasattr(raw, "Split"):
+        return None
+    from .mpi import MPICommunicator, _mpi
+    hosts = {}
+    for rank, name in enumerate(hostnames):
+        hosts.setdefault(name, []).append(rank)
+    mine = hostnames[comm.rank]
+    color = list(hosts).index(mine)
+    leader = hosts[mine][0] == comm.rank
+    opts = dict(timeout_seconds=comm.timeout_seconds,
+                eager_bytes=getattr(comm, "eager_bytes", None),
+                ring_bytes=getattr(comm, "ring_bytes", None))
+    node_raw = raw.Split(color, comm.rank)
+    lead_raw = raw.Split(0 if leader else _mpi().UNDEFINED, comm.rank)
+    node = MPICommunicator(node_raw, **opts)
+    bcast = MPICommunicator(node_raw, **opts)
+    leaders = MPICommunicator(lead_raw, **opts) if leader else None
+    for sub in (node, bcast, leaders):
+        if sub is not None:
+            # the plan reports each round once, on ``comm``: the parts stay out of the profile
+            sub._report = _no_report
+    topology = HostTopology(hosts, node, bcast, leaders)
+    _topologies[id(comm)] = (comm, topology)
+    if comm.rank == 0:
+        sys.stderr.write(f"[tnp_train rank 0] all-reduce plan: {topology.describe()}\n")
+        sys.stderr.flush()
+    return topology
+
+
+def _no_report(*args):
+    pass
+
+
+class HierarchicalAllreduce(PersistentAllreduce):
+    """The plan for ranks on several hosts (see the module's docstring), NCCL's and Horovod's
+    hierarchical all-reduce: each round is first summed in shared memory among the ranks of a
+    host (a :class:`SharedMemoryAllreduce`), then all-reduced by MPI among one rank per host
+    (its lowest), which broadcasts the total to its host's other ranks; only one rank per host
+    sends across the network. ``mean`` divides by the whole job's size at the end.
+
+    Each round moves through these stages in the order the buffers were started, on every rank
+    (whatever order :meth:`test` is polled in), so the collectives of the communicators
+    underneath match across ranks. A result is an array of its own."""
+
+    shared = False
+
+    def __init__(self, comm, specs, op, topology):
+        self.comm, self.op = comm, normalize_op(op)
+        self.topology = topology
+        self._inner = "sum" if self.op == "mean" else self.op
+        self._specs = [_spec(s) for s in specs]
+        self._node_plan = make_plan(topology.node, self._specs, self._inner)
+        n = len(self._specs)
+        self._stage = [None] * n      # None idle, 0 summing in the host, 1 between hosts, 2 sent
+        self._req = [None] * n
+        self._seq = [0] * n
+        self._t0 = [0.0] * n
+        self._t1 = [0.0] * n
+        self._fifo = collections.deque()
+
+    def __len__(self):
+        return len(self._specs)
+
+    def buffer(self, i):
+        return self._node_plan.buffer(i)
+
+    def acquire(self, i):
+        if self._stage[i] is not None:
+            raise RuntimeError(f"HierarchicalAllreduce: buffer {i} is still being reduced")
+        self._node_plan.acquire(i)
+
+    def start(self, i):
+        if self._stage[i] is not None:
+            raise RuntimeError(f"HierarchicalAllreduce: buffer {i} was started twice")
+        self._t0[i] = now()
+        self._seq[i] = self.comm._next_seq()
+        self._node_plan.start(i)
+        self._stage[i] = 0
+        self._fifo.append(i)
+
+    def _advance(self, upto=None):
+        """Move the started rounds on, in start order: as far as they can go without waiting,
+        or (``upto``) every round up to and including buffer ``upto``, waiting."""
+        block = upto is not None
+        while self._fifo:
+            i = self._fifo[0]
+            if self._stage[i] == 0:
+                if not block and not self._node_plan.test(i):
+                    return
+                part = self._node_plan.wait(i)
+                self._t1[i] = now()
+                leaders = self.topology.leaders
+                self._req[i] = (leaders.allreduce_async(part, self._inner)
+                                if leaders is not None else part)
+                self._stage[i] = 1
+            if self._stage[i] == 1:
+                req = self._req[i]
+                if self.topology.leaders is not None:
+                    if not block and not req.test():
+                        return
+                    total = req.wait()
+                else:
+                    total = req            # where the host's total is received
+                self._req[i] = self.topology.bcast.broadcast_async(total, 0)
+                self._stage[i] = 2
+                self._fifo.popleft()
+            if i == upto:
+                return
+
+    def test(self, i):
+        if self._stage[i] is None:
+            raise RuntimeError(f"HierarchicalAllreduce: buffer {i} was not started")
+        self._advance()
+        return self._stage[i] == 2 and self._req[i].test()
+
+    def wait(self, i):
+        if self._stage[i] is None:
+            raise RuntimeError(f"HierarchicalAllreduce: buffer {i} was not started")
+        if self._stage[i] != 2:
+            self._advance(upto=i)
+        req, self._req[i] = self._req[i], None
+        out = req.wait()
+        self._stage[i] = None
+        if self.op == "mean":
+            apply_mean(out, self.comm.size)
+        count, dtype = self._specs[i]
+        self.comm._report("allreduce", self.op, self._seq[i], count * dtype.itemsize,
+                          self._t0[i], self._t1[i], now())
+        return out
+
+    def cancel(self, i):
+        self._node_plan.cancel(i)
+        self._stage[i] = self._req[i] = None
+        if i in self._fifo:
+            self._fifo.remove(i)
+
+    def mark_left(self):
+        self._node_plan.mark_left()
+
+    def close(self):
+        self._node_plan.close()
+        self._fifo.clear()
