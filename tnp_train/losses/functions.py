@@ -147,18 +147,9 @@ def sparse_labels(name, y_true, y_pred, axis=-1):
     if _tracing():
         return _sparse_labels_traced(name, y_true, y_pred, axis, dev)
     xp = array_module(dev)
-    labels = backend_on(y_true, dev)
-    ax = axis % y_pred.ndim
-    if labels.ndim == y_pred.ndim and labels.shape[ax] == 1:
-        labels = xp.squeeze(labels, axis=ax)
-    expected = y_pred.shape[:ax] + y_pred.shape[ax + 1:]
-    if labels.shape != expected:
-        raise ValueError(f"{name}: labels of shape {labels.shape} do not match predictions of "
-                         f"shape {tuple(y_pred.shape)} (expected labels of shape {expected})")
+    labels = _class_axis_dropped(name, backend_on(y_true, dev), y_pred, axis, xp)
     fractional = None
     if labels.dtype.kind not in "iub":
-        if not is_floating(labels.dtype):
-            raise ValueError(f"{name}: labels must be integer class ids, got dtype {labels.dtype}")
         fractional = xp.mod(labels, 1) != 0
         if reads_free(xp):
             if fractional.any():
@@ -170,21 +161,28 @@ def sparse_labels(name, y_true, y_pred, axis=-1):
     return labels.astype(_np.int64, copy=False), fractional
 
 
+def _class_axis_dropped(name, labels, y_pred, axis, xp):
+    """``labels`` (an array of module ``xp``) of ``y_pred``'s shape without ``axis`` (a trailing
+    1 there squeezed), with an integer or float dtype; ValueError naming ``name`` otherwise."""
+    ax = axis % y_pred.ndim
+    if labels.ndim == y_pred.ndim and labels.shape[ax] == 1:
+        labels = xp.squeeze(labels, axis=ax)
+    expected = y_pred.shape[:ax] + y_pred.shape[ax + 1:]
+    if labels.shape != expected:
+        raise ValueError(f"{name}: labels of shape {labels.shape} do not match predictions of "
+                         f"shape {tuple(y_pred.shape)} (expected labels of shape {expected})")
+    if labels.dtype.kind not in "iub" and not is_floating(labels.dtype):
+        raise ValueError(f"{name}: labels must be integer class ids, got dtype {labels.dtype}")
+    return labels
+
+
 def _sparse_labels_traced(name, y_true, y_pred, axis, dev):
     """:func:`sparse_labels` in a function being compiled: the labels as a (traced) tnp array;
     the checks of their values run at every call of the compiled function (an effect), with
     the eager call's errors."""
     labels = tnp.asarray(y_true, device=dev) if not isinstance(y_true, tnp.ndarray) else y_true
-    ax = axis % y_pred.ndim
-    if labels.ndim == y_pred.ndim and labels.shape[ax] == 1:
-        labels = tnp.squeeze(labels, axis=ax)
-    expected = y_pred.shape[:ax] + y_pred.shape[ax + 1:]
-    if labels.shape != expected:
-        raise ValueError(f"{name}: labels of shape {labels.shape} do not match predictions of "
-                         f"shape {tuple(y_pred.shape)} (expected labels of shape {expected})")
+    labels = _class_axis_dropped(name, labels, y_pred, axis, tnp)
     if labels.dtype.kind not in "iub":
-        if not is_floating(labels.dtype):
-            raise ValueError(f"{name}: labels must be integer class ids, got dtype {labels.dtype}")
         _effect(_refuse_fractional, name, labels)
     return labels.astype(_np.int64, copy=False), None
 

@@ -281,15 +281,20 @@ def adam(w, g, m, v, vhat, alpha, beta_1, beta_2, epsilon, decay):
         adam_generic(w, g, m, v, vhat, alpha, beta_1, beta_2, epsilon, decay)
 
 
-def adam_generic(w, g, m, v, vhat, alpha, beta_1, beta_2, epsilon, decay):
-    """:func:`adam` with array operations only (NumPy arrays, or tnp arrays in a function being
-    compiled, where NumPy's functions dispatch to tnp)."""
+def _decay_and_moments(w, g, m, v, beta_1, beta_2, decay):
+    """Adam's and Nadam's first steps in array operations: decoupled decay, then the moments."""
     if decay:
         w -= decay * w
     m *= beta_1
     m += (1 - beta_1) * g
     v *= beta_2
     v += (1 - beta_2) * (g * g)
+
+
+def adam_generic(w, g, m, v, vhat, alpha, beta_1, beta_2, epsilon, decay):
+    """:func:`adam` with array operations only (NumPy arrays, or tnp arrays in a function being
+    compiled, where NumPy's functions dispatch to tnp)."""
+    _decay_and_moments(w, g, m, v, beta_1, beta_2, decay)
     if vhat is not None:
         np.maximum(vhat, v, out=vhat)
         den = np.sqrt(vhat)
@@ -439,12 +444,7 @@ def nadam(w, g, m, v, lr, beta_1, beta_2, epsilon, coef, decay):
         k(g, t(lr), t(beta_1), t(1 - beta_1), t(beta_2), t(1 - beta_2), t(epsilon), t(om_new),
           t(om_next), t(v_den), t(om_mt), t(mt1), t(decay), w, m, v)
     else:
-        if decay:
-            w -= decay * w
-        m *= beta_1
-        m += (1 - beta_1) * g
-        v *= beta_2
-        v += (1 - beta_2) * (g * g)
+        _decay_and_moments(w, g, m, v, beta_1, beta_2, decay)
         m_bar = om_mt * (g / om_new)
         m_bar += mt1 * (m / om_next)
         den = np.sqrt(v / v_den)
