@@ -307,6 +307,15 @@ def _rule(node, args, kwargs, B):
                                                            k.dtype == bool) for k in adv):
                 raise _NoRule
             return x[(slice(None),) + key]
+    if name == "take_along_axis" and node.mode == "numpy" and len(args) >= 2:
+        arr, idx = args[0], args[1]
+        kw = dict(_strip(kwargs, plain))
+        ax = kw.pop("axis", args[2] if len(args) > 2 else None)
+        if ax is None or kw or type(arr) is not _Batched or type(idx) is not _Batched:
+            raise _NoRule
+        r = np.ndim(arr.a) - arr.b
+        full = [e.a if e.b else np.broadcast_to(e.a, (B,) + np.shape(e.a)) for e in (arr, idx)]
+        return call(full[0], full[1], axis=_norm_axis(ax, r) + 1)
     if name in ("concatenate", "stack") and node.mode == "numpy" and args and \
             isinstance(args[0], (list, tuple)):
         arrs = args[0]

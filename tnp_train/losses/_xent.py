@@ -96,6 +96,7 @@ def _traced(pred, target, *, sparse, from_logits, axis, smoothing, weights, divi
 
     p = to_last(pred)
     onehot = None
+    labels = None
     if sparse:
         labels = target if valid is None else tnp.where(valid, target, 0)
         if bad is not None:
@@ -109,8 +110,47 @@ def _traced(pred, target, *, sparse, from_logits, axis, smoothing, weights, divi
         weights = vw if weights is None else weights * vw
     if weights is not None:
         weights = tnp.asarray(weights, dtype=ct)
+    if sparse and from_logits and bad is None and not is_tnp_array(divisor) and nd >= 1:
+        # the common case (a classifier's logits): the eager kernel's own formulas, forward and
+        # backward, so a compiled step computes the eager step's bits
+        return _sparse_logits_traced(p, labels, onehot, weights, divisor, ct)
     return _plain(p, target, sparse=sparse, from_logits=from_logits, axis=-1,
                   smoothing=smoothing, weights=weights, divisor=divisor, onehot=onehot, bad=bad)
+
+
+def _sparse_logits_traced(pred, labels, onehot, weights, divisor, ct):
+    """Sparse cross-entropy of logits (class axis last) in tnp operations, with the forward and
+    backward formulas of :func:`crossentropy`'s kernel, step for step (traced)."""
+    lead = tuple(pred.shape[:-1])
+
+    @custom_gradient
+    def xent(p):
+        a = p.astype(ct) if p.dtype != ct else p
+        z = a - a.max(axis=-1, keepdims=True)
+        logq = z - tnp.log(tnp.exp(z).sum(axis=-1, keepdims=True))
+        per = -tnp.take_along_axis(logq, labels[..., None], axis=-1)[..., 0]
+        if weights is not None:
+            per = per * weights
+        if divisor is None:
+            out = per
+        elif divisor:
+            out = per.reshape(-1).sum() / ct.type(divisor)
+        else:
+            out = per.reshape(-1).sum() * 0
+
+        def grad(g):
+            gv = g.astype(ct)
+            if divisor is not None:
+                scale = ((gv.astype(_np.float64) / divisor) if divisor else
+                         tnp.zeros((), dtype=_np.float64)).astype(ct)
+                gp = tnp.broadcast_to(scale, lead) if weights is None else weights * scale
+            else:
+                gp = gv if weights is None else gv * weights
+            gcol = gp[..., None]
+            dz = tnp.exp(logq) * gcol - onehot * gcol
+            return dz.astype(p.dtype) if dz.dtype != p.dtype else dz
+        return out, grad
+    return xent(pred)
 
 
 def crossentropy(pred, target, *, sparse, from_logits, axis=-1, smoothing=0.0, weights=None,
