@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import ml_dtypes
@@ -478,3 +479,27 @@ def test_mpi_result_buffers_are_reused_only_when_nothing_refers_to_them():
     del part
     assert id(pool.take(4000)) == base_id              # nothing refers to it any more
     assert pool.take(8000).nbytes == 8000              # another size, another buffer
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_two_byte_floats_are_summed_through_float32_once(dtype):
+    from tnp_train.distribute.collective.base import reduce_into, sum_in_order
+    rng = np.random.default_rng(3)
+    # magnitudes from 2**-20 to 2**14: sums that round, and parts of very different sizes
+    parts = [(rng.standard_normal(4096) * 2.0 ** rng.integers(-20, 14, 4096)).astype(dtype)
+             for _ in range(3)]
+    # two parts: bit for bit NumPy's own addition in the dtype
+    got = sum_in_order(parts[:2], np.empty_like(parts[0]))
+    assert got.tobytes() == (parts[0] + parts[1]).tobytes()
+    acc = parts[0].copy()
+    assert reduce_into("sum", acc, parts[1]).tobytes() == got.tobytes()
+    # three: the float32 sum, rounded once (float32 holds these three parts' sum exactly
+    # or nearly; one rounding to the dtype at the end)
+    once = (parts[0].astype(np.float32) + parts[1].astype(np.float32)
+            + parts[2].astype(np.float32)).astype(dtype)
+    assert sum_in_order(parts, np.empty_like(parts[0])).tobytes() == once.tobytes()
+    # a sum beyond the range is inf, without a warning
+    big = np.full(2, 60000, np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isinf(sum_in_order([big, big], np.empty_like(big))).all()

@@ -139,7 +139,9 @@ class CollectiveAllReduceExtended(StrategyExtended):
     def _replica_aggregator_maker(self):
         n = self._num_replicas_in_sync
         pack = self._communication_options.bytes_per_pack or None
-        return lambda comm: AllReduceGradients(comm, n, bucket_bytes=pack)
+        compression = self._communication_options.compression.wire_dtype
+        return lambda comm: AllReduceGradients(comm, n, bucket_bytes=pack,
+                                               compression=compression)
 
     def _new_gradient_aggregator(self):
         """Sums an optimizer's gradients over the workers (each replica thread its own, with
@@ -194,7 +196,9 @@ class MultiWorkerMirroredStrategy(Strategy):
     cluster of several tasks in a process not launched by ``mpiexec``/``srun``) a ValueError
     names both views, before MPI starts. A resolver that names no task takes the rank's.
     ``communication_options`` (``CommunicationOptions``): ``bytes_per_pack`` sizes the gradient
-    buckets, ``timeout_seconds`` bounds every collective (default 60 s, never unbounded)."""
+    buckets, ``timeout_seconds`` bounds every collective (default 60 s, never unbounded),
+    ``compression`` (beyond TF: ``Compression.fp16`` / ``.bf16``) sends the gradients as
+    float16 / bfloat16."""
 
     def __init__(self, cluster_resolver=None, communication_options=None):
         super().__init__(CollectiveAllReduceExtended(self, cluster_resolver,

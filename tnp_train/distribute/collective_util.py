@@ -1,11 +1,12 @@
 """``tt.distribute.experimental.CommunicationOptions`` and ``CommunicationImplementation``
 (TF 2.4's ``collective_util``), with the deprecated ``CollectiveHints`` and
-``CollectiveCommunication`` aliases.
+``CollectiveCommunication`` aliases, and ``Compression`` (Horovod's ``hvd.Compression``).
 
 These are hints the collective layer reads: ``bytes_per_pack`` sizes the gradient buckets (0:
 chosen by the layer), ``timeout_seconds`` bounds a wait for the other ranks, ``implementation``
 prefers MPI's ring or NCCL. One difference from TF: ``timeout_seconds=None`` does not mean
 "wait for ever" here; the collective layer applies its default limit (a job never hangs).
+One field beyond TF: ``compression`` sends the gradient buckets as float16 or bfloat16.
 """
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ import enum
 import numbers
 import warnings
 
+import numpy
+
 __all__ = ["CommunicationImplementation", "CollectiveCommunication", "CommunicationOptions",
-           "Options", "CollectiveHints", "Hints"]
+           "Compression", "Options", "CollectiveHints", "Hints"]
 
 
 class CommunicationImplementation(enum.Enum):
@@ -29,14 +32,73 @@ class CommunicationImplementation(enum.Enum):
 CollectiveCommunication = CommunicationImplementation  # TF's deprecated alias
 
 
+class Compression(enum.Enum):
+    """How the gradients travel between workers (Horovod's ``hvd.Compression.none`` /
+    ``.fp16``, and ``.bf16``; not a TF name): ``CommunicationOptions(compression=...)``.
+    ``fp16`` / ``bf16`` cast each floating gradient wider than 2 bytes to float16 / bfloat16
+    before the all-reduce, sum in that dtype (as Horovod does) and cast the sums back to the
+    variable's dtype: half the bytes of float32 on the wire."""
+    none = "none"
+    fp16 = "fp16"
+    bf16 = "bf16"
+
+    @property
+    def wire_dtype(self):
+        """The dtype gradients travel in (a NumPy dtype), or None for ``none``."""
+        if self is Compression.none:
+            return None
+        if self is Compression.fp16:
+            return numpy.dtype(numpy.float16)
+        import ml_dtypes      # NumPy's bfloat16 (a dependency of tnp)
+        return numpy.dtype(ml_dtypes.bfloat16)
+
+    def __repr__(self):
+        return f"Compression.{self.name}"
+
+
+# the spellings a string may take (any case): Horovod's attribute names and the dtypes' names
+_COMPRESSION_NAMES = {"none": Compression.none, "fp16": Compression.fp16,
+                      "float16": Compression.fp16, "half": Compression.fp16,
+                      "bf16": Compression.bf16, "bfloat16": Compression.bf16}
+
+
+def as_compression(compression, who="CommunicationOptions"):
+    """``compression`` (a :class:`Compression`, one of its names in any case, or None) as a
+    :class:`Compression`; a ValueError naming ``who`` and the accepted values otherwise."""
+    if compression is None:
+        return Compression.none
+    if isinstance(compression, Compression):
+        return compression
+    if isinstance(compression, str) and compression.lower() in _COMPRESSION_NAMES:
+        return _COMPRESSION_NAMES[compression.lower()]
+    raise ValueError(f"{who}: invalid compression {compression!r}; expected "
+                     "tt.distribute.experimental.Compression.none, .fp16 or .bf16 (or the "
+                     "strings 'none', 'fp16', 'bf16')")
+
+
+def refuse_compression(options, who):
+    """A per-call ``options`` (``all_reduce``, ``reduce_to``, ...) must not ask for
+    compression: only the gradients of ``MultiWorkerMirroredStrategy`` travel compressed, and a
+    setting silently ignored would be worse than an error."""
+    compression = getattr(options, "compression", Compression.none)
+    if compression is not Compression.none:
+        raise ValueError(f"{who}: options asks for compression={compression!r}, which applies "
+                         "to the gradients only: pass it to "
+                         "MultiWorkerMirroredStrategy(communication_options=...); explicit "
+                         "reductions are exact")
+
+
 class CommunicationOptions:
     """Mirrors ``tf.distribute.experimental.CommunicationOptions(bytes_per_pack=0,
     timeout_seconds=None, implementation=AUTO)``; ``implementation`` may be a string in any
     case. Differs from TF: ``timeout_seconds=None`` means the collective layer's default limit
-    (60 s, env ``TNP_COLLECTIVE_TIMEOUT``), not an unbounded wait."""
+    (60 s, env ``TNP_COLLECTIVE_TIMEOUT``), not an unbounded wait. Beyond TF, ``compression``
+    (a :class:`Compression` or its name: ``"none"``, ``"fp16"``, ``"bf16"``) is how
+    ``MultiWorkerMirroredStrategy(communication_options=...)`` sends the gradients; a
+    per-call ``all_reduce(..., options=...)`` refuses it."""
 
     def __init__(self, bytes_per_pack=0, timeout_seconds=None,
-                 implementation=CommunicationImplementation.AUTO):
+                 implementation=CommunicationImplementation.AUTO, compression=None):
         if isinstance(bytes_per_pack, bool) or not isinstance(bytes_per_pack, numbers.Integral):
             raise TypeError("CommunicationOptions: bytes_per_pack must be a non-negative integer, "
                             f"got {bytes_per_pack!r}")
@@ -64,6 +126,7 @@ class CommunicationOptions:
         self.bytes_per_pack = int(bytes_per_pack)
         self.timeout_seconds = timeout_seconds
         self.implementation = implementation
+        self.compression = as_compression(compression)
 
     def merge(self, options):
         """A new options object: ``options``' values where they are not the defaults, else
@@ -77,20 +140,24 @@ class CommunicationOptions:
             merged.timeout_seconds = options.timeout_seconds
         if options.implementation != CommunicationImplementation.AUTO:
             merged.implementation = options.implementation
+        if options.compression is not Compression.none:
+            merged.compression = options.compression
         return merged
 
     def __eq__(self, other):
         if not isinstance(other, CommunicationOptions):
             return NotImplemented
-        return (self.bytes_per_pack, self.timeout_seconds, self.implementation) == \
-            (other.bytes_per_pack, other.timeout_seconds, other.implementation)
+        return (self.bytes_per_pack, self.timeout_seconds, self.implementation,
+                self.compression) == (other.bytes_per_pack, other.timeout_seconds,
+                                      other.implementation, other.compression)
 
     __hash__ = None  # mutable, as TF's
 
     def __repr__(self):
         return (f"CommunicationOptions(bytes_per_pack={self.bytes_per_pack}, "
                 f"timeout_seconds={self.timeout_seconds!r}, "
-                f"implementation=CommunicationImplementation.{self.implementation.name})")
+                f"implementation=CommunicationImplementation.{self.implementation.name}, "
+                f"compression={self.compression!r})")
 
 
 Options = CommunicationOptions  # the name of TF's implementation class

@@ -21,6 +21,7 @@ from tnp.extend import array_module, backend_array, device_of, is_inexact, is_tn
 
 from ..autodiff import Variable
 from . import values as _values
+from .collective_util import refuse_compression
 from .reduce_util import as_reduce_op
 
 __all__ = ["CrossDeviceOps", "ReductionToOneDevice", "NcclAllReduce",
@@ -121,6 +122,7 @@ class CrossDeviceOps:
         """Mirrors ``CrossDeviceOps.batch_reduce(reduce_op, value_destination_pairs,
         options=None)``: several reductions, one collective per dtype and device."""
         op = as_reduce_op(reduce_op, f"{type(self).__name__}.batch_reduce").value.lower()
+        refuse_compression(options, f"{type(self).__name__}.batch_reduce")
         pairs = list(value_destination_pairs)
         for p in pairs:
             if not (isinstance(p, (tuple, list)) and len(p) == 2):

@@ -37,6 +37,7 @@ from .context import (  # noqa: F401 - re-exported: the API of the current conte
     get_cross_replica_context, get_replica_context, get_strategy, get_strategy_if_any,
     has_strategy, in_cross_replica_context, in_local_only_block, live_strategies, local_only,
     replica_batch_rows)
+from .collective_util import refuse_compression
 from .cross_device_ops import all_reduce_arrays
 from .distributed_variables import current_replica, replica_scope
 from .input_lib import rows_of
@@ -411,12 +412,14 @@ class StrategyExtended(OnReadState):
         """Mirrors ``StrategyExtended.reduce_to(reduce_op, value, destinations, options=None)``:
         ``value`` combined across all replicas (a mirrored result on every worker)."""
         op = as_reduce_op(reduce_op, "StrategyExtended.reduce_to")
+        refuse_compression(options, "StrategyExtended.reduce_to")
         return self._reduce_nest(op, value, None)
 
     def batch_reduce_to(self, reduce_op, value_destination_pairs, options=None):
         """Mirrors ``StrategyExtended.batch_reduce_to(reduce_op, value_destination_pairs,
         options=None)``: several reductions in one collective per dtype."""
         op = as_reduce_op(reduce_op, "StrategyExtended.batch_reduce_to")
+        refuse_compression(options, "StrategyExtended.batch_reduce_to")
         pairs = list(value_destination_pairs)
         return self._reduce_nest(op, [v for v, _ in pairs], None)
 
@@ -795,6 +798,7 @@ class ReplicaContext:
         nest of arrays) combined over all replicas, the result on every replica;
         differentiable (the gradient is the all-reduce of the gradients, as in TF)."""
         op = as_reduce_op(reduce_op, "ReplicaContext.all_reduce").value.lower()
+        refuse_compression(options, "ReplicaContext.all_reduce")
         ext = self._strategy.extended
         # Variables stay themselves: the tape connects the result to the variable read
         leaves = [_as_array(x) for x in _tree.flatten(value)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from tnp.extend import backend_array, device_of, is_tnp_array, wrap
+from tnp.extend import backend_array, device_of, is_floating, is_tnp_array, wrap
 
 from ..optimizers.gradient_aggregator import GradientAggregator
 from .cross_device_ops import _as_plain, all_reduce_arrays
@@ -109,7 +109,14 @@ class AllReduceGradients(GradientAggregator):
     and ``fit`` pass to the tape, copies each gradient into its bucket the moment it is final
     and starts the bucket's all-reduce when the bucket is full, overlapping the rest of the
     backward pass; :meth:`reduce` hands over the gradients that did not arrive that way
-    (``apply_gradients`` called directly) and waits for the sums."""
+    (``apply_gradients`` called directly) and waits for the sums.
+
+    ``compression`` (None, or float16 / bfloat16 as a NumPy dtype: what
+    ``CommunicationOptions(compression=...)`` asks for) sends the buckets in that dtype, the
+    first step's gradients too; every variable must then be floating (a TypeError names the
+    first that is not); finite gradients that overflow float16 (a worker's, or their sum)
+    raise ``FloatingPointError`` naming their variables on every worker, while a gradient
+    already inf or nan travels as it is (a ``LossScaleOptimizer`` skips that step)."""
 
     def __init__(self, comm, num_replicas, bucket_bytes=None, compression=None):
         self._comm = comm
@@ -165,12 +172,24 @@ class AllReduceGradients(GradientAggregator):
         uniq = {}
         for v in variables:
             uniq.setdefault(v.key, v)
-        self._vars = uniq
         # what the buckets are laid out from: a host variable's shape and dtype, not its
         # buffer (which must not outlive a rebinding: the sharded update moves it), a GPU
         # variable's array (its kind picks the buckets' array module)
-        self._items = [(key, _layout_of(backend_array(v))) for key, v in uniq.items()]
-        self._dtypes = {key: a.dtype for key, a in self._items}
+        items = [(key, _layout_of(backend_array(v))) for key, v in uniq.items()]
+        if self._compression is not None:
+            # before anything is kept: every later step fails the same way, none goes
+            # uncompressed
+            for key, a in items:
+                if not is_floating(a.dtype):
+                    self._items = None
+                    raise TypeError(
+                        f"AllReduceGradients: compression {self._compression_name()} applies "
+                        f"to floating gradients; variable {uniq[key].name!r} is "
+                        f"{_np.dtype(a.dtype).name}. Leave it out of the optimizer's "
+                        "variables or use CommunicationOptions(compression=None)")
+        self._vars = uniq
+        self._items = items
+        self._dtypes = {key: a.dtype for key, a in items}
         kwargs = {}
         if self._bucket_bytes:
             # CommunicationOptions(bytes_per_pack=...) sizes every bucket, the first one too
@@ -180,6 +199,9 @@ class AllReduceGradients(GradientAggregator):
         if self._compression is not None:
             kwargs["compression"] = self._compression
         self._bucketer = GradientBucketer(self._comm, **kwargs)
+
+    def _compression_name(self):
+        return "fp16" if _np.dtype(self._compression) == _np.float16 else "bf16"
 
     def _begin(self):
         if not self._started:
@@ -291,12 +313,19 @@ class AllReduceGradients(GradientAggregator):
         if self._comm is None or self._comm.size == 1 or not pairs:
             return pairs
         if self._bucketer is None:
-            out = self._reduce_at_once(pairs)
-            if self._items is None:
-                self._items = ()
-                self._learn([v for _, v in pairs])
-            return out
-        reduced = self._complete_step(pairs, self._bucketer.finish)
+            if self._items is not None or self._compression is None:
+                out = self._reduce_at_once(pairs)
+                if self._items is None:
+                    self._items = ()
+                    self._learn([v for _, v in pairs])
+                return out
+            # compressed: the first step learns the variables first and travels compressed
+            # through the new buckets, as every later one (the same rounding from step one)
+            self._items = ()
+            self._learn([v for _, v in pairs])
+            if self._bucketer is None:
+                return self._reduce_at_once(pairs)
+        reduced = self._complete_step(pairs, self._finish_buckets)
         out, rest = [], []
         for i, (g, v) in enumerate(pairs):
             r = reduced.get(v.key)
@@ -310,6 +339,23 @@ class AllReduceGradients(GradientAggregator):
             for i, p in zip(rest, summed):
                 out[i] = p
         return out
+
+    def _finish_buckets(self):
+        """The bucketer's sums; a compression overflow is named by the variables' names."""
+        try:
+            return self._bucketer.finish()
+        except FloatingPointError as exc:
+            keys = getattr(exc, "keys", None)
+            if not keys:
+                raise
+            names = ", ".join(repr(self._vars[k].name) for k in keys)
+            wire = self._compression_name()
+            raise FloatingPointError(
+                f"AllReduceGradients: the gradients of {names} do not fit in {wire} "
+                f"(CommunicationOptions(compression=Compression.{wire})): a finite value beyond "
+                f"{wire}'s range, in a worker's gradient or in their sum, overflowed to inf "
+                "(every worker raises this alike). Use Compression.bf16 (float32's range) or "
+                "no compression, or scale the loss down") from None
 
     def _reduce_at_once(self, pairs):
         arrays = [_as_plain(g) for g, _ in pairs]

@@ -175,10 +175,40 @@ def apply_mean(total, size):
     return total
 
 
+def is_half_float(dtype):
+    """float16 or bfloat16: the 2-byte floats, summed through float32 (:func:`sum_in_order`)."""
+    return dtype.itemsize == 2 and (dtype.kind == "f" or dtype.name == "bfloat16")
+
+
+def sum_in_order(parts, out):
+    """``out = parts[0] + parts[1] + ...``, in that order (rank order: the same bits on every
+    rank). float16 and bfloat16 are summed in float32 and rounded once, at the end: NumPy's
+    half-precision add converts every element to float32 and back anyway (so for two parts
+    the bits are the same), here about 8 times faster for float16, and with more parts one
+    rounding instead of one per addition. A sum beyond the dtype's range is inf, silently (as
+    IEEE addition in the dtype)."""
+    if len(parts) == 1:
+        out[...] = parts[0]
+    elif is_half_float(out.dtype):
+        acc = parts[0].astype(np.float32)
+        for part in parts[1:]:
+            np.add(acc, part, out=acc)
+        with np.errstate(over="ignore"):
+            out[...] = acc
+    else:
+        np.add(parts[0], parts[1], out=out)
+        for part in parts[2:]:
+            np.add(out, part, out=out)
+    return out
+
+
 def reduce_into(op, acc, other):
     """``acc = acc (op) other`` in place (``mean`` sums; the division comes once at the end)."""
     if op in ("sum", "mean"):
-        np.add(acc, other, out=acc)
+        if is_half_float(acc.dtype):
+            sum_in_order([acc, other], acc)
+        else:
+            np.add(acc, other, out=acc)
     elif op == "max":
         np.maximum(acc, other, out=acc)
     else:

@@ -20,6 +20,13 @@ __all__ = ["GradientBucketer"]
 _MB = 1 << 20
 
 
+def _finfo(dtype):
+    if is_ml_dtype(dtype):
+        import ml_dtypes
+        return ml_dtypes.finfo(dtype)
+    return np.finfo(dtype)
+
+
 def _compression_dtype(compression):
     if compression is None:
         return None
@@ -50,8 +57,11 @@ class _Bucket:
 class GradientBucketer:
     """Sums (``op``) gradients across ``comm``'s ranks in buckets of about ``bucket_bytes``
     (the first one ``first_bucket_bytes``, so the first reduction starts early), optionally
-    sent as float16 or bfloat16 (``compression="fp16" | "bf16"``: cast before, cast back
-    after, as Horovod's ``Compression.fp16``).
+    sent as float16 or bfloat16 (``compression="fp16" | "bf16"``: cast before, summed in that
+    dtype, cast back after, as Horovod's ``Compression.fp16``; floating gradients wider than
+    the wire dtype only). Where finite gradients overflow the wire dtype (on any rank, or in
+    their sum), :meth:`finish` raises ``FloatingPointError`` naming their keys on every rank
+    (``.keys``); gradients already inf or nan on some rank travel as they are.
 
     ``bucket_bytes`` None or 0 means the default (as ``CommunicationOptions(bytes_per_pack=0)``).
     Per step: :meth:`start`, :meth:`gradient_ready` for each gradient as it becomes final, then
@@ -226,20 +236,49 @@ class GradientBucketer:
         if shape != expected:
             raise ValueError(f"GradientBucketer.gradient_ready: the gradient of {key!r} has "
                              f"shape {tuple(shape)}, expected {expected}")
+        flag = 1
         if self._lent and self._lent.pop(key, None) is array:
             # written in its slot already (slot()): from now on the peers read it, so this
             # rank's copy of the gradient turns read-only (a transform in place fails loudly)
             if type(array) is np.ndarray:
                 array.flags.writeable = False
-        else:
-            # one copy (and the cast to the wire dtype, when compressing) into the flat buffer
+        elif bucket.wire == bucket.dtype:
+            # one copy into the flat buffer
             bucket.flat[offset:offset + size] = array.reshape(-1)
-        bucket.flat[bucket.numel + i] = 1
+        else:
+            # cast to the wire dtype; the presence flag then tells every rank (the flags are
+            # summed: nan wins over inf, inf over numbers) what finish() must do alike on all
+            flag = self._compress(bucket, offset, size, array)
+        bucket.flat[bucket.numel + i] = flag
         self._received[key] = True
         bucket.pending -= 1
         if bucket.pending == 0 and b_index == self._next:
             self._launch()
         self.progress()
+
+    @staticmethod
+    def _compress(bucket, offset, size, array):
+        """Cast ``array`` into its place in the compressed bucket; the presence flag to send
+        with it: 1, or nan where the gradient itself holds inf or nan (it then travels as it
+        is, for a loss-scale optimizer to see), or inf where a finite value overflowed the wire
+        dtype (NumPy's cast sets the overflow flag). On a GPU nothing is checked."""
+        dest = bucket.flat[offset:offset + size]
+        flat = array.reshape(-1)
+        if bucket.xp is not np:
+            dest[...] = flat
+            return 1
+        if not np.isfinite(flat).all():
+            with np.errstate(over="ignore"):
+                dest[...] = flat
+            return np.nan
+        try:
+            with np.errstate(over="raise"):
+                dest[...] = flat
+            return 1
+        except FloatingPointError:
+            with np.errstate(over="ignore"):
+                dest[...] = flat
+            return np.inf
 
     def _launch(self):
         buckets, plan = self._buckets, self._plan
@@ -323,6 +362,7 @@ class GradientBucketer:
         key some rank gave a gradient for. Gradients not given on this rank count as zeros."""
         self.launch_remaining()
         out = {}
+        overflowed = []
         plan = self._plan
         try:
             for b_index, bucket in enumerate(self._buckets):
@@ -335,13 +375,29 @@ class GradientBucketer:
                 for i, key in enumerate(bucket.keys):
                     if not present[i]:
                         continue
+                    if present[i] == np.inf:
+                        overflowed.append(key)          # a rank's gradient overflowed
+                        continue
                     o, n = bucket.offsets[i], bucket.sizes[i]
                     grad = reduced[o:o + n].reshape(bucket.shapes[i])
                     if bucket.wire != bucket.dtype:
                         grad = grad.astype(bucket.dtype)
+                        if present[i] == present[i] and bucket.xp is np \
+                                and not np.isfinite(grad).all():
+                            # every rank's part fitted and was finite: their sum did not fit
+                            overflowed.append(key)
                     out[key] = grad
         except BaseException:
             self._cancel_started()
             raise
         self._reset()
+        if overflowed:
+            wire = self.compression.name
+            exc = FloatingPointError(
+                f"GradientBucketer: the gradients of {', '.join(map(repr, overflowed))} "
+                f"overflowed {wire} on the wire (a finite value beyond {wire}'s largest, "
+                f"{float(_finfo(self.compression).max):g}, in a rank's gradient or in the "
+                "sum); send them as bfloat16 or uncompressed")
+            exc.keys = overflowed
+            raise exc
         return out

@@ -7,15 +7,19 @@ import sys
 
 import numpy as np
 
-from .base import apply_mean, reduce_into
+from .base import apply_mean, reduce_into, sum_in_order
+
 
 def _reduce_in_rank_order(parts, op, size):
     """The all-reduce of ``parts`` (one per rank, in rank order, so every rank computes the
     same bits) into a new array."""
-    ufunc = np.maximum if op == "max" else np.minimum if op == "min" else np.add
-    acc = ufunc(parts[0], parts[1])
-    for part in parts[2:]:
-        ufunc(acc, part, out=acc)
+    if op in ("sum", "mean"):
+        acc = sum_in_order(parts, np.empty_like(parts[0]))
+    else:
+        ufunc = np.maximum if op == "max" else np.minimum
+        acc = ufunc(parts[0], parts[1])
+        for part in parts[2:]:
+            ufunc(acc, part, out=acc)
     if op == "mean":
         apply_mean(acc, size)
     return acc

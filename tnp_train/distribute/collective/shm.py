@@ -40,7 +40,7 @@ import uuid
 import numpy as np
 
 from .base import CollectiveMismatchError, CollectivePeerExitError, apply_mean, is_ml_dtype, \
-    normalize_op, now
+    normalize_op, now, sum_in_order
 
 __all__ = ["PersistentAllreduce", "SharedMemoryAllreduce", "HierarchicalAllreduce",
            "host_topology", "make_plan", "set_shared_memory",
@@ -283,10 +283,12 @@ class SharedMemoryAllreduce(PersistentAllreduce):
             lo, hi = self._chunk[i]
             parts = [d[i][lo:hi] for d in self._data]
             out = shared[lo:hi]
-        if len(parts) == 1:
+        if ufunc is np.add:
+            sum_in_order(parts, out)                # rank order: the same bits everywhere
+        elif len(parts) == 1:
             out[...] = parts[0]
         else:
-            ufunc(parts[0], parts[1], out=out)      # rank order: the same bits everywhere
+            ufunc(parts[0], parts[1], out=out)
             for part in parts[2:]:
                 ufunc(out, part, out=out)
         self._mine[2 + 4 * i] = self._round[i]      # done reading every rank's buffer
