@@ -47,6 +47,10 @@ def _concat(batches):
     return pack_sequence_as(first, leaves)
 
 
+# compile(jit_compile=None) compiles the built-in steps when they can be (see _auto_compiles)
+_AUTO_COMPILE = False
+
+
 class Trainer:
     """The training API of ``tt.Model`` (mixed into it)."""
 
@@ -302,18 +306,34 @@ class Trainer:
         the metrics' and the optimizer's state); later calls run the compiled step."""
         step = getattr(self, kind + "_step")
         jit = self.__dict__.get("_jit_compile")
-        if strategy is not None or self.run_eagerly or not jit or \
+        if strategy is not None or self.run_eagerly or jit is False or \
                 _compiler.config.functions_run_eagerly():
+            return step
+        underlying = getattr(step, "__func__", step)
+        if not jit and not (_AUTO_COMPILE and self._auto_compiles(kind, underlying)):
             return step
         table = self.__dict__.setdefault("_step_functions", {})
         entry = table.get(kind)
-        underlying = getattr(step, "__func__", step)
         if entry is None or entry[0] is not underlying:
             # new, or the step was replaced (a train_step assigned on the instance)
-            fn = _compiler.Function(step, name=f"{kind}_function", jit_compile=True)
+            fn = _compiler.Function(step, name=f"{kind}_function", jit_compile=bool(jit))
+            if not jit:
+                fn._jit.fallback = "quiet"     # what cannot be compiled runs as it always did
             table[kind] = [underlying, fn]
             return step            # the first call builds the state: eagerly
         return entry[1]
+
+    def _auto_compiles(self, kind, underlying):
+        """Whether ``compile(jit_compile=None)`` compiles this step: the built-in step (a
+        user's ``train_step`` keeps running eagerly, its Python at every step) with the
+        optimizer's own aggregation; a signature that cannot be compiled runs eagerly."""
+        if underlying is not getattr(Trainer, kind + "_step"):
+            return False
+        if kind == "train":
+            opt = getattr(self, "optimizer", None)
+            if opt is None or opt.aggregator.streams:
+                return False
+        return True
 
     @property
     def step_compilation(self):
