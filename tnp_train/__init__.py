@@ -16,11 +16,11 @@ from .utils.lazy import lazy_attributes as _lazy_attributes
 __version__ = "0.1.0"
 
 _SUBPACKAGES = ("activations", "applications", "autodiff", "backend", "callbacks", "checkpoint",
-                "compiler",
-                "constraints", "data", "datasets", "distribute", "experimental", "initializers",
-                "layers", "losses", "metrics", "mixed_precision", "models", "nn", "ops",
-                "optimizers", "preprocessing", "profiler", "regularizers", "strings", "train",
-                "trainers", "summary", "utils", "wrappers")
+                "compiler", "constraints", "data", "datasets", "distribute", "errors",
+                "experimental", "initializers", "io", "layers", "losses", "metrics",
+                "mixed_precision", "models", "nn", "ops", "optimizers", "preprocessing",
+                "profiler", "regularizers", "sparse", "strings", "train", "trainers", "summary",
+                "utils", "wrappers")
 # top-level names -> the subpackage that defines them
 _NAMES = {"GradientTape": "autodiff", "Variable": "autodiff", "VariableAggregation": "autodiff",
           "VariableSynchronization": "autodiff", "custom_gradient": "autodiff",

@@ -35,8 +35,10 @@ LAYERS = [
     # package itself is the public namespace: it imports its subpackages on first use (PEP 562).
     # tt.summary: TensorBoard summaries from any code (it imports nothing of tnp_train)
     # tt.strings: the tf.strings operations, on NumPy and tnp arrays (tnp and NumPy only)
+    # tt.errors (tf.errors' classes), tt.sparse (SparseTensor), tt.io (TFRecord files and
+    # tf.train.Example parsing: errors, sparse, protobuf, crc32c)
     ("tnp_train", "tnp_train.utils", "tnp_train.backend.config", "tnp_train.summary",
-     "tnp_train.strings"),
+     "tnp_train.strings", "tnp_train.errors", "tnp_train.sparse", "tnp_train.io"),
     # DESIGN.md: autodiff, mixed_precision.Policy, initializers; and, needing only these:
     # the fused ops (autodiff), activations (ops, autodiff), regularizers and constraints
     # (tnp, utils)

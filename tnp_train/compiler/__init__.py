@@ -2,7 +2,8 @@
 ``run_functions_eagerly``, on tnp's compiler (``tnp.jit``); ``tt.vectorized_map`` on
 ``tnp.vmap``. See ``docs/compile.md``."""
 from . import config
-from .def_function import ConcreteFunction, Function, function
+from .def_function import ConcreteFunction, Function, function, step_function
 from .vectorized import vectorized_map
 
-__all__ = ["function", "Function", "ConcreteFunction", "config", "vectorized_map"]
+__all__ = ["function", "Function", "ConcreteFunction", "config", "vectorized_map",
+           "step_function"]

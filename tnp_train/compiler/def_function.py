@@ -31,7 +31,8 @@ from tnp.extend import JitFallbackWarning, RetraceWarning
 
 from . import config as _config
 
-__all__ = ["function", "Function", "ConcreteFunction", "RetraceWarning", "JitFallbackWarning"]
+__all__ = ["function", "Function", "ConcreteFunction", "RetraceWarning", "JitFallbackWarning",
+           "step_function"]
 
 _RETRACE_WINDOW = 5     # TF 2.4: 5 of the last 5 calls traced -> a warning
 
@@ -166,6 +167,16 @@ class ConcreteFunction:
 
     def __repr__(self):
         return f"<ConcreteFunction {self._function._name} {self.structured_input_signature}>"
+
+
+def step_function(step, name, strict):
+    """A :class:`Function` for a training loop's step (``fit``'s ``train_function``): with
+    ``strict``, a signature that cannot be compiled is an error (``jit_compile=True``); without,
+    it runs eagerly, silently, as the step always ran."""
+    fn = Function(step, name=name, jit_compile=bool(strict))
+    if not strict:
+        fn._jit.fallback = "quiet"
+    return fn
 
 
 def function(func=None, input_signature=None, autograph=True, experimental_implements=None,

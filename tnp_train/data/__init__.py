@@ -2,7 +2,7 @@
 
 ``Dataset`` (sources ``from_tensor_slices``, ``from_tensors``, ``from_generator``, ``range``,
 ``zip``, ``list_files``; transformations ``map``, ``filter``, ``batch``, ``shuffle``,
-``prefetch``, ...), ``TextLineDataset``, ``Options`` (``ds.with_options``), ``TensorSpec`` (an
+``prefetch``, ...), ``TextLineDataset``, ``TFRecordDataset``, ``Options`` (``ds.with_options``), ``TensorSpec`` (an
 element's type), ``AUTOTUNE``, ``INFINITE_CARDINALITY`` and ``UNKNOWN_CARDINALITY``. See
 docs/data.md.
 """
@@ -11,7 +11,9 @@ from .dataset import (
 from ._structure import TensorSpec
 from ._options import Options
 from ._files import TextLineDataset
+from ._tfrecord import TFRecordDataset
 from . import experimental
 
-__all__ = ["Dataset", "Iterator", "TensorSpec", "DatasetSpec", "TextLineDataset", "Options",
+__all__ = ["Dataset", "Iterator", "TensorSpec", "DatasetSpec", "TextLineDataset", "TFRecordDataset",
+           "Options",
            "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]

@@ -1,12 +1,13 @@
 """The transformations ``tf.data.experimental`` (TF 2.4) has beside the Dataset methods:
 each is a function returning a ``dataset -> dataset`` transformation for ``Dataset.apply``
-(``scan``, ``unique``, ``group_by_window``, ``group_by_reducer``,
+(``scan``, ``unique``, ``ignore_errors``, ``group_by_window``, ``group_by_reducer``,
 ``bucket_by_sequence_length``, ``assert_cardinality`` and the older aliases of methods), or a
 source (``sample_from_datasets``, ``choose_from_datasets``), or a reader of a dataset
 (``get_single_element``, ``get_structure``)."""
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as _np
 
@@ -15,7 +16,7 @@ from ._transformations import _Unary
 from ._rows import INFINITE, UNKNOWN, _call, _int_arg
 from .dataset import Dataset
 
-__all__ = ["scan", "unique", "group_by_window", "group_by_reducer", "Reducer",
+__all__ = ["scan", "unique", "ignore_errors", "IgnoreErrorsDataset", "group_by_window", "group_by_reducer", "Reducer",
            "bucket_by_sequence_length", "assert_cardinality", "sample_from_datasets",
            "choose_from_datasets", "get_single_element", "get_structure", "unbatch",
            "take_while", "enumerate_dataset", "shuffle_and_repeat", "map_and_batch",
@@ -105,6 +106,45 @@ def unique():
                             f"supported (TF: a single int32, int64 or string component), got "
                             f"{spec!r}")
         return UniqueDataset(ds)
+    return apply
+
+
+# ------------------------------------------------------------------------ ignore_errors
+class IgnoreErrorsDataset(_Unary):
+    """The parent's elements with those whose making raised left out. The parent's iterator
+    is asked again after an error: the sources and ``map`` go on from the next element (a
+    TFRecordDataset from the next file); one that cannot go on ends there."""
+
+    def __init__(self, parent, log_warning=False):
+        super().__init__(parent)
+        self._log_warning = bool(log_warning)
+
+    def _iter_elements(self):
+        it = iter(self._parent._iter_elements())
+        while True:
+            try:
+                e = next(it)
+            except StopIteration:
+                return
+            except Exception as err:  # noqa: BLE001 - TF ignores every error but the end
+                if self._log_warning:
+                    warnings.warn(f"Dataset.ignore_errors: ignoring error: "
+                                  f"{type(err).__name__}: {err}", RuntimeWarning, stacklevel=2)
+                continue
+            yield e
+
+    def _cardinality(self):
+        n = self._parent._cardinality()
+        return n if n == INFINITE else UNKNOWN
+
+
+def ignore_errors(log_warning=False):
+    """``tf.data.experimental.ignore_errors``: a transformation (for ``Dataset.apply``) that
+    drops the elements whose making raised an error (a ``map`` function's, a corrupt record's),
+    with a RuntimeWarning for each when ``log_warning``."""
+    def apply(ds):
+        _check_dataset(ds, "ignore_errors")
+        return IgnoreErrorsDataset(ds, log_warning)
     return apply
 
 

@@ -25,7 +25,7 @@ from ._rows import AUTOTUNE, UNKNOWN
 from .dataset import Dataset
 
 __all__ = ["ListFilesDataset", "TextLineDataset", "list_files", "file_source", "source_files",
-           "shard_files"]
+           "shard_files", "names_of", "path_of", "positive_int", "string_scalar"]
 
 _CPU = tnp.device("cpu")
 _STRING = _np.dtype("S")           # tf.string: bytes of any length
@@ -94,12 +94,19 @@ def _path_of(element, op):
                     f"{type(element).__name__}")
 
 
+names_of = _names
+path_of = _path_of
+positive_int = _int
+string_scalar = _string
+
+
 # ----------------------------------------------------------------------------- list_files
 class ListFilesDataset(Dataset):
     """The sorted file names matched by ``list_files``, before its shuffle (an indexed source,
     so the shuffle and batch fast paths apply)."""
 
     _indexed = True
+    _file_source = True
 
     def __init__(self, names):
         self._names = list(names)
@@ -221,6 +228,8 @@ class TextLineDataset(Dataset):
     one after another here, not by parallel threads. A missing file raises FileNotFoundError
     when the iteration reaches it."""
 
+    _file_source = True
+
     def __init__(self, filenames, compression_type=None, buffer_size=None,
                  num_parallel_reads=None):
         op = "TextLineDataset"
@@ -298,16 +307,15 @@ class TextLineDataset(Dataset):
 
 
 # ----------------------------------------------------------------------------- file sharding
-_FILE_SOURCES = (ListFilesDataset, TextLineDataset)
-
-
+# a file source (``_file_source = True``: list_files, TextLineDataset, TFRecordDataset) has
+# ``_files()`` (the names it reads) and ``_sharded(num_shards, index)`` (itself on a shard)
 def _path_to_file_source(dataset):
     """``(path, source)``: the datasets from ``dataset`` down to its file source (following
     the single input of each transformation) and that source; ``(path, None)`` when the chain
     reaches another source or a dataset of several inputs (zip, concatenate)."""
     path = []
     node = dataset
-    while not isinstance(node, _FILE_SOURCES):
+    while not getattr(node, "_file_source", False):
         parent = getattr(node, "_parent", None)
         if not isinstance(parent, Dataset):
             return path, None
@@ -317,14 +325,14 @@ def _path_to_file_source(dataset):
 
 
 def file_source(dataset):
-    """The file source (a ``list_files`` or ``TextLineDataset``) that feeds ``dataset``, or
-    None."""
+    """The file source (a ``list_files``, ``TextLineDataset`` or ``TFRecordDataset``) that
+    feeds ``dataset``, or None."""
     return _path_to_file_source(dataset)[1]
 
 
 def source_files(dataset):
     """The names of the files ``dataset`` reads (what FILE sharding splits), or None when it
-    is not fed by ``list_files``/``TextLineDataset``."""
+    is not fed by ``list_files``/``TextLineDataset``/``TFRecordDataset``."""
     source = file_source(dataset)
     return None if source is None else source._files()
 

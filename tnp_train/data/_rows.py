@@ -14,6 +14,7 @@ from tnp.extend import (
 )
 from tnp import get_default_device, ndarray as _ndarray
 
+from ..sparse import SparseTensor as _SparseTensor
 from ..utils import tree as _tree
 
 AUTOTUNE = -1
@@ -84,6 +85,8 @@ def _read_only_copy(leaf):
 
 
 def _to_numpy(leaf):
+    if isinstance(leaf, _SparseTensor):   # TF gives a SparseTensorValue; the parts here
+        return leaf
     a = _backend(leaf)
     if isinstance(a, (_np.ndarray, _np.generic)):
         if a.ndim == 0 and a.dtype.kind in "SU":
@@ -104,6 +107,11 @@ def _row_getter(a, dev):
 def _stack(leaves, op):
     """One ``xp.stack`` of same-shaped leaves (ValueError naming the shapes otherwise)."""
     first = leaves[0]
+    if isinstance(first, _SparseTensor):
+        raise TypeError(f"Dataset.{op}: SparseTensor components cannot be batched here (TF "
+                        "batches them into a SparseTensor of one more rank): batch the records "
+                        "before parsing (parse_example), or make them dense in the map function "
+                        "(tt.sparse.to_dense)")
     dev = _device_of(first)
     shape = first.shape
     arrays = [_backend(x) for x in leaves]

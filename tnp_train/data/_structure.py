@@ -15,6 +15,7 @@ import numpy as _np
 import tnp
 from tnp import ndarray as _ndarray
 
+from ..sparse import SparseTensor as _SparseTensor, SparseTensorSpec as _SparseTensorSpec
 from ..utils import tree as _tree
 
 __all__ = ["TensorSpec", "to_element", "normalize_fn_output", "check_same_structure",
@@ -76,7 +77,7 @@ def structure_repr(x):
 def to_leaf(x, what="element"):
     """One leaf as a tnp array (tnp arrays pass through; NumPy arrays and scalars, Python
     numbers and lists are converted as ``tnp.asarray`` does)."""
-    if isinstance(x, _ndarray):
+    if isinstance(x, (_ndarray, _SparseTensor)):   # a SparseTensor is a component, as in TF
         return x
     if x is None:
         raise TypeError(f"{what}: None is not a valid component (expected an array)")
@@ -227,4 +228,6 @@ def spec_of(element):
 def _spec_of_leaf(x):
     if isinstance(x, _ndarray):
         return TensorSpec(x.shape, x.dtype)
+    if isinstance(x, _SparseTensor):
+        return _SparseTensorSpec.from_value(x)
     return TensorSpec.from_tensor(x)

@@ -427,6 +427,14 @@ class Dataset:
             state = new
         return state
 
+    def ignore_errors(self, log_warning=False):
+        """The elements whose making did not raise (``tf.data.Dataset.ignore_errors``, TF
+        2.10; ``tf.data.experimental.ignore_errors()`` in TF 2.4): a failing ``map`` call or a
+        corrupt TFRecord is skipped (the rest of that file, as TF), with a RuntimeWarning each
+        when ``log_warning``."""
+        from ._experimental import IgnoreErrorsDataset
+        return IgnoreErrorsDataset(self, log_warning)
+
     def apply(self, transformation_func):
         """``transformation_func(self)``, which must return a Dataset."""
         out = transformation_func(self)

@@ -6,7 +6,7 @@ from ._csv import CsvDataset, make_csv_dataset
 from ._experimental import (
     Reducer, assert_cardinality, bucket_by_sequence_length, choose_from_datasets,
     enumerate_dataset, get_single_element, get_structure, group_by_reducer, group_by_window,
-    map_and_batch, parallel_interleave, sample_from_datasets, scan, shuffle_and_repeat,
+    ignore_errors, map_and_batch, parallel_interleave, sample_from_datasets, scan, shuffle_and_repeat,
     take_while, unbatch, unique,
 )
 
@@ -14,7 +14,7 @@ __all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "cardinali
            "AutoShardPolicy", "DistributeOptions", "ThreadingOptions", "Reducer",
            "assert_cardinality", "bucket_by_sequence_length", "choose_from_datasets",
            "enumerate_dataset", "get_single_element", "get_structure", "group_by_reducer",
-           "group_by_window", "map_and_batch", "parallel_interleave", "sample_from_datasets",
+           "group_by_window", "ignore_errors", "map_and_batch", "parallel_interleave", "sample_from_datasets",
            "scan", "shuffle_and_repeat", "take_while", "unbatch", "unique", "CsvDataset",
            "make_csv_dataset"]
 

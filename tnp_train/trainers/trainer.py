@@ -316,9 +316,8 @@ class Trainer:
         entry = table.get(kind)
         if entry is None or entry[0] is not underlying:
             # new, or the step was replaced (a train_step assigned on the instance)
-            fn = _compiler.Function(step, name=f"{kind}_function", jit_compile=bool(jit))
-            if not jit:
-                fn._jit.fallback = "quiet"     # what cannot be compiled runs as it always did
+            # without jit_compile=True, what cannot be compiled runs as it always did
+            fn = _compiler.step_function(step, f"{kind}_function", strict=bool(jit))
             table[kind] = [underlying, fn]
             return step            # the first call builds the state: eagerly
         return entry[1]
