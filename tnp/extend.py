@@ -252,7 +252,22 @@ def bump_version(x):
     _bump(x._a if isinstance(x, _ndarray) else x)
 
 
-__all__ += ["set_backend_array", "unwrap", "tracing", "effect", "storage"]
+def host_call(fn, *args, shape, dtype, **kwargs):
+    """``fn(*args, **kwargs)``, an array of ``shape`` and ``dtype`` computed on the host (a
+    random draw from a library's own generator): returned as is now, or, while this thread
+    traces a function, a traced array whose value ``fn`` computes at every run of the compiled
+    function (never while tracing). Without it such a value would be computed once, while
+    tracing, and every run would reuse it."""
+    if _traces:
+        from ._jit.tracer import record_call
+
+        t = record_call(fn, args, kwargs, shape, dtype)
+        if t is not None:
+            return t
+    return fn(*args, **kwargs)
+
+
+__all__ += ["set_backend_array", "unwrap", "tracing", "effect", "storage", "host_call"]
 
 
 _JIT_NAMES = ("JitFallbackWarning", "RetraceWarning", "TraceError", "UnsupportedTrace",

@@ -326,3 +326,48 @@ def test_steps_per_execution_calls_the_batch_callbacks_per_chunk_as_tf_keras():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="steps_per_execution"):
             m.compile("sgd", "mse", steps_per_execution=bad)
+
+
+@pytest.mark.parametrize("seed", [None, 5])
+def test_dropout_and_noise_draw_anew_at_every_compiled_call(seed):
+    # the masks come from tnp_train's generators on the host: a compiled step draws them at
+    # every call (tnp.extend.host_call), from the same stream as the eager step
+    X, Y = _data(48)
+    Yr = (X @ np.ones((8, 1), np.float32)).astype(np.float32)
+    out = {}
+    for jit in (None, True):
+        tt.utils.set_random_seed(7)
+        init = [tt.initializers.GlorotUniform(seed=i) for i in range(2)]
+        m = tt.Sequential([tt.Input((8,)),
+                           tt.layers.Dense(16, activation="tanh", kernel_initializer=init[0]),
+                           tt.layers.Dropout(0.3, seed=seed), tt.layers.GaussianNoise(0.2),
+                           tt.layers.Dense(1, kernel_initializer=init[1])])
+        m.compile(tt.optimizers.SGD(0.05, momentum=0.9), "mse", jit_compile=jit)
+        h = m.fit(X, Yr, batch_size=8, epochs=3, shuffle=True, verbose=0).history
+        out[jit] = (h["loss"], m.get_weights(), m.step_compilation)
+    assert out[True][2] == {"train": "compiled"}
+    assert out[True][0] == out[None][0]
+    for a, b in zip(out[None][1], out[True][1]):
+        np.testing.assert_array_equal(a, b)
+
+    tt.utils.set_random_seed(3)
+    drop = tt.layers.Dropout(0.5, seed=seed)
+    f = tt.function(lambda x: drop(x, training=True), jit_compile=True)
+    a, b = np.asarray(f(tnp.ones((4, 6)))), np.asarray(f(tnp.ones((4, 6))))
+    assert not np.array_equal(a, b)          # a new mask at every call, not one per trace
+
+
+def test_host_call_runs_at_every_call_and_never_while_tracing():
+    from tnp.extend import host_call
+
+    calls = []
+
+    def draw(n):
+        calls.append(n)
+        return np.full(n, float(len(calls)))
+
+    f = tnp.jit(lambda x: x + host_call(draw, 3, shape=(3,), dtype=np.float64))
+    first = np.asarray(f(tnp.zeros(3)))
+    second = np.asarray(f(tnp.zeros(3)))
+    assert calls == [3, 3]                   # none while tracing
+    assert first.tolist() == [1.0] * 3 and second.tolist() == [2.0] * 3

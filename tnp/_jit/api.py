@@ -188,6 +188,9 @@ class JitFunction:
         self.fallback = "warn"
         self.eager_on_trace_error = False
         self.retrace_warning_at = _RETRACE_WARN   # None: the caller warns in its own words
+        # False: a function that draws random numbers runs eagerly (a caller that wants the
+        # eager stream of draws kept by construction, whatever replaces a generator later)
+        self.compile_random = True
         functools.update_wrapper(self, fn)
 
     # -- the call -------------------------------------------------------------------------
@@ -344,6 +347,12 @@ class JitFunction:
             self._cache[key] = _EAGER
             self._last_result = [r]
             return _RAN_EAGERLY
+        if not self.compile_random and any(
+                n.name.startswith(("random.", "inplace_random.")) for n in graph.nodes):
+            self._warn_once(("random",), f"tnp.jit: {getattr(fn, '__name__', 'f')} draws "
+                            f"random numbers", UnsupportedTrace("random draws"))
+            self._cache[key] = _EAGER
+            return _EAGER
         try:
             prog = build_program(graph, fuse=self.fuse, donated=donated_flat)
         except Exception as e:

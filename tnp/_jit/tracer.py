@@ -34,7 +34,7 @@ from .graph import Cap, Graph, Node, Ref
 from .replay import resolve
 
 __all__ = ["Tracer", "ScalarTracer", "TraceError", "UnsupportedTrace", "trace", "is_tracer",
-           "user_location", "tracing", "record_effect"]
+           "user_location", "tracing", "record_effect", "record_call"]
 
 _TNP_DIR = os.path.dirname(os.path.abspath(_tnp_pkg.__file__)) + os.sep
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
@@ -780,6 +780,30 @@ def record_effect(fn, args, kwargs, name=None):
     node.result = None
     ctx.graph.nodes.append(node)
     return True
+
+
+def record_call(fn, args, kwargs, shape, dtype, name=None):
+    """While this thread traces: record a node that calls ``fn(*args, **kwargs)`` at every run
+    (traced arrays among the arguments replaced by their values) and uses what it returns, an
+    array of ``shape`` and ``dtype``; return a traced array standing for it, without calling
+    ``fn``. None when not tracing. What a library's random draws made on the host go through:
+    each run draws anew, from the generator's state at that run, as an eager call does."""
+    ctx = _state.ctx
+    if ctx is None or ctx.thread != threading.get_ident():
+        return None
+    where = user_location()
+    label = name or getattr(fn, "__qualname__", None) or type(fn).__name__
+    node = Node(len(ctx.graph.nodes), f"effect:{label}", fn, "eager",
+                ctx.template(tuple(args)), ctx.template(dict(kwargs)), where)
+    t = make_placeholder(np.zeros(tuple(shape), dtype))
+    v = ctx.graph.new_value(t._a, "node", node=node)
+    ctx.values[id(t)] = v
+    ctx.keep.append(t)
+    ctx.backends[v.id] = t._a
+    node.outputs.append(v)
+    node.result = Ref(v)
+    ctx.graph.nodes.append(node)
+    return t
 
 
 # ----------------------------------------------------------------------------- entry point

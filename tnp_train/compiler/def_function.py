@@ -172,10 +172,14 @@ class ConcreteFunction:
 def step_function(step, name, strict):
     """A :class:`Function` for a training loop's step (``fit``'s ``train_function``): with
     ``strict``, a signature that cannot be compiled is an error (``jit_compile=True``); without,
-    it runs eagerly, silently, as the step always ran."""
+    it runs eagerly, silently, as the step always ran, and so does a step that draws random
+    numbers."""
     fn = Function(step, name=name, jit_compile=bool(strict))
     if not strict:
         fn._jit.fallback = "quiet"
+        # conservative: a step that draws random numbers (Dropout, noise layers) keeps
+        # running eagerly, its draws where they always were
+        fn._jit.compile_random = False
     return fn
 
 

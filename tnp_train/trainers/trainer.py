@@ -328,6 +328,8 @@ class Trainer:
         optimizer's own aggregation; a signature that cannot be compiled runs eagerly."""
         if underlying is not getattr(Trainer, kind + "_step"):
             return False
+        if _tracing.active_recorder is not None:
+            return False        # the profiler is recording: every layer's span, every step
         if kind == "train":
             opt = getattr(self, "optimizer", None)
             if opt is None or opt.aggregator.streams:

@@ -21,6 +21,8 @@ import threading
 
 import numpy as _np
 
+from tnp.extend import host_call as _host_call
+
 __all__ = ["set_random_seed", "get_rng", "make_rng", "set_thread_stream", "replica_draws",
            "ReplicaGenerators", "keep_mask", "normal", "per_sample", "replica_generator"]
 
@@ -259,7 +261,13 @@ def _halves(rng, shape, per_element, per_sample):
 def keep_mask(shape, rate, rng=None, per_sample=True):
     """A boolean mask of ``shape``, each entry True with probability ``1 - rate`` (dropout's
     keep mask); axis 0 is the batch (see :func:`replica_draws`) unless ``per_sample`` is
-    False. ``rng``: a layer's own generator (default: the thread's)."""
+    False. ``rng``: a layer's own generator (default: the thread's). In a function being
+    compiled, a traced array drawn anew at every call (``tnp.extend.host_call``)."""
+    return _host_call(_keep_mask, tuple(shape), rate, rng, per_sample, shape=tuple(shape),
+                      dtype=_np.bool_)
+
+
+def _keep_mask(shape, rate, rng, per_sample):
     threshold = min(int(round(float(rate) * 2.0 ** 32)), 2 ** 32 - 1)
     return _halves(rng, shape, 1, per_sample) >= _np.uint32(threshold)
 
@@ -267,7 +275,13 @@ def keep_mask(shape, rate, rng=None, per_sample=True):
 def normal(shape, rng=None, dtype=_np.float32, per_sample=True):
     """Standard normal draws of ``shape`` (Box-Muller on two 32-bit uniforms per entry: one
     64-bit word, so the tails end at 6.7 sigma), axis 0 being the batch as in
-    :func:`keep_mask`; computed in float32 unless ``dtype`` is float64."""
+    :func:`keep_mask`; computed in float32 unless ``dtype`` is float64. In a function being
+    compiled, drawn anew at every call, as :func:`keep_mask`."""
+    return _host_call(_normal, tuple(shape), rng, dtype, per_sample, shape=tuple(shape),
+                      dtype=_np.dtype(dtype))
+
+
+def _normal(shape, rng, dtype, per_sample):
     wide = _np.float64 if _np.dtype(dtype) == _np.float64 else _np.float32
     h = _halves(rng, shape, 2, per_sample)
     u1 = (h[..., 0].astype(wide) + wide(0.5)) * wide(2.0 ** -32)      # in (0, 1)
