@@ -2,10 +2,12 @@
 
 The 784-512-512-10 MLP of the reference harness (``../shared/bench/train_mlp.py``: ReLU, softmax
 cross-entropy, SGD lr 0.01 momentum 0.9, float32, synthetic data), batch 128 PER REPLICA, trained
-through ``model.fit``; one BLAS thread per rank. 1-rank and 2-rank ``mpiexec`` launches
+through ``model.fit``; one BLAS thread per rank. ``--model cnn`` trains the digits CNN of
+``examples/digits_cnn.py`` instead (8x8x1 synthetic images, Adam 2e-3 as the example, batch 32
+per replica). 1-rank and N-rank ``mpiexec`` launches (N from ``--ranks``, 2 by default)
 alternate ``--rounds`` times (so a slow spell of a shared machine hits both alike), and
 
-    efficiency = (global samples/s on 2 ranks) / (2 x samples/s of one process)
+    efficiency = (global samples/s on N ranks) / (N x samples/s of one process)
 
 from the medians over rounds. The 1-rank launch goes through ``mpiexec -n 1`` too, so both sides
 pay the same launcher and process setup (neither is timed: only whole epochs after a warm-up
@@ -17,6 +19,7 @@ two cores share caches and memory bandwidth), the bound for any data-parallel im
 
     python benchmarks/distributed_scaling.py [--rounds 5] [--steps 30] [--epochs 3]
                                              [--impls tnp,tnp-sharded,tnp-mpi,ceiling,torch]
+                                             [--model mlp|cnn] [--ranks 2,3,4] [--json-out F]
 
 Run as root, this sets Open MPI's root variables itself; it always passes ``--oversubscribe``
 and ``OMPI_MCA_mpi_yield_when_idle=1``. The workers are this same file with ``--worker IMPL``.
@@ -44,13 +47,33 @@ def rank_and_size():
             int(os.environ.get("OMPI_COMM_WORLD_SIZE", 1)))
 
 
-def synthetic(n, seed=0):
+def synthetic(n, seed=0, model="mlp"):
     """The harness's kind of data: Gaussian inputs, uniform labels (the same on every rank)."""
     import numpy as np
+    shape, classes, _ = MODELS[model]
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal((n, SIZES[0]), dtype=np.float32)
-    y = rng.integers(0, SIZES[-1], n).astype(np.int64)
+    x = rng.standard_normal((n,) + shape, dtype=np.float32)
+    y = rng.integers(0, classes, n).astype(np.int64)
     return x, y
+
+
+# --model: (input shape, number of classes, batch per replica)
+MODELS = {"mlp": ((SIZES[0],), SIZES[-1], BATCH), "cnn": ((8, 8, 1), 10, 32)}
+
+
+def tnp_model(tt, name):
+    """The named benchmark model, compiled, made in the current scope."""
+    if name == "cnn":
+        sys.path.insert(0, str(ROOT / "examples"))
+        from digits_cnn import build_model
+        model = build_model()
+        model.compile(tt.optimizers.Adam(2e-3),
+                      loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return model
+    model = tnp_mlp(tt)
+    model.compile(tt.optimizers.SGD(LR, momentum=MOMENTUM),
+                  loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
 
 
 def tnp_mlp(tt):
@@ -62,20 +85,18 @@ def tnp_mlp(tt):
 
 
 # ------------------------------------------------------------------ workers (under mpiexec)
-def worker_tnp(steps, epochs):
+def worker_tnp(steps, epochs, model_name="mlp"):
     sys.path.insert(0, str(ROOT))
     import tnp_train as tt
 
     strategy = tt.distribute.MultiWorkerMirroredStrategy()
     n = strategy.num_replicas_in_sync
-    global_batch = BATCH * n
-    x, y = synthetic(global_batch * steps)
+    global_batch = MODELS[model_name][2] * n
+    x, y = synthetic(global_batch * steps, model=model_name)
     ds = tt.data.Dataset.from_tensor_slices((x, y)).batch(global_batch)
     tt.utils.set_random_seed(0)
     with strategy.scope():
-        model = tnp_mlp(tt)
-        model.compile(tt.optimizers.SGD(LR, momentum=MOMENTUM),
-                      loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model = tnp_model(tt, model_name)
 
     class EpochTimes(tt.callbacks.Callback):
         def __init__(self):
@@ -96,7 +117,7 @@ def worker_tnp(steps, epochs):
     return n, global_batch * steps / epoch_s
 
 
-def worker_ceiling(steps, epochs):
+def worker_ceiling(steps, epochs, model_name="mlp"):
     """The machine's ceiling: every rank trains its own model with no strategy and no
     communication at all (batch 128 each), at the same time; rank 0's samples/s times the ranks
     is what the ranks could do together if communication cost nothing."""
@@ -104,19 +125,18 @@ def worker_ceiling(steps, epochs):
     import tnp_train as tt
 
     rank, size = rank_and_size()
-    x, y = synthetic(BATCH * steps, seed=rank)
-    ds = tt.data.Dataset.from_tensor_slices((x, y)).batch(BATCH)
+    batch = MODELS[model_name][2]
+    x, y = synthetic(batch * steps, seed=rank, model=model_name)
+    ds = tt.data.Dataset.from_tensor_slices((x, y)).batch(batch)
     tt.utils.set_random_seed(rank)
-    model = tnp_mlp(tt)
-    model.compile(tt.optimizers.SGD(LR, momentum=MOMENTUM),
-                  loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model = tnp_model(tt, model_name)
     model.fit(ds, epochs=1, verbose=0)                     # warm-up, as the others
     times = []
     for _ in range(epochs):
         t0 = time.perf_counter()
         model.fit(ds, epochs=1, verbose=0)
         times.append(time.perf_counter() - t0)
-    return size, size * BATCH * steps / statistics.median(times)
+    return size, size * batch * steps / statistics.median(times)
 
 
 def torch_ddp_mlp():
@@ -141,7 +161,9 @@ def torch_ddp_mlp():
     return rank, size, model, opt, torch.nn.CrossEntropyLoss()
 
 
-def worker_torch(steps, epochs):
+def worker_torch(steps, epochs, model_name="mlp"):
+    if model_name != "mlp":
+        raise SystemExit("the torch worker trains the MLP only")
     import torch
     import torch.distributed as dist
 
@@ -190,7 +212,7 @@ def mpi_env(port):
     return env
 
 
-def launch(impl, n, steps, epochs, port, timeout):
+def launch(impl, n, steps, epochs, port, timeout, model="mlp"):
     env = mpi_env(port)
     if impl == "tnp-mpi":        # the same trainer with every gradient round through MPI
         env["TNP_COLLECTIVE_SHM"] = "0"
@@ -198,7 +220,7 @@ def launch(impl, n, steps, epochs, port, timeout):
         env["TNP_SHARDED_UPDATE"] = "1"
     worker = "tnp" if impl in ("tnp-mpi", "tnp-sharded") else impl
     cmd = [str(MPIEXEC), "--oversubscribe", "-n", str(n), sys.executable, __file__,
-           "--worker", worker, "--steps", str(steps), "--epochs", str(epochs)]
+           "--worker", worker, "--steps", str(steps), "--epochs", str(epochs), "--model", model]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     for line in proc.stdout.splitlines():
         if line.startswith(RESULT):
@@ -217,12 +239,16 @@ def main(argv=None):
                          "updates its part of shared weights), tnp-mpi (gradients through MPI, not shared memory), torch, "
                          "ceiling (no communication at all)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per launch")
+    ap.add_argument("--model", default="mlp", choices=sorted(MODELS),
+                    help="mlp (784-512-512-10, batch 128) or cnn (examples/digits_cnn.py, batch 32)")
+    ap.add_argument("--ranks", default="2", help="comma-separated rank counts to compare with 1")
+    ap.add_argument("--json-out", default=None, help="also write every launch's figures here")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
     if args.worker:
         fn = {"tnp": worker_tnp, "torch": worker_torch, "ceiling": worker_ceiling}[args.worker]
-        n, rate = fn(args.steps, args.epochs)
+        n, rate = fn(args.steps, args.epochs, args.model)
         if rank_and_size()[0] == 0:
             print(RESULT + json.dumps(dict(impl=args.worker, ranks=n, samples_per_s=rate)))
         return 0
@@ -230,22 +256,33 @@ def main(argv=None):
     if not MPIEXEC.exists():
         print(f"no mpiexec beside {sys.executable}: pip install -e '.[mpi]'", file=sys.stderr)
         return 2
-    print(f"distributed_scaling: MLP {'-'.join(map(str, SIZES))}, batch {BATCH} per replica, fit, "
-          f"1 thread per rank, {args.rounds} alternated 1-/2-rank rounds, {args.steps} steps x "
-          f"{args.epochs} timed epochs per launch; {os.cpu_count()} cores")
+    what = (f"MLP {'-'.join(map(str, SIZES))}" if args.model == "mlp"
+            else "digits CNN (examples/digits_cnn.py)")
+    ranks = [int(r) for r in args.ranks.split(",")]
+    print(f"distributed_scaling: {what}, batch {MODELS[args.model][2]} per replica, fit, "
+          f"1 thread per rank, {args.rounds} alternated 1-/N-rank rounds (N = {args.ranks}), "
+          f"{args.steps} steps x {args.epochs} timed epochs per launch; {os.cpu_count()} cores")
     port = 29500 + os.getpid() % 1000
+    out = []
     for impl in runnable(args.impls):
-        one, two = [], []
-        for r in range(args.rounds):
-            one.append(launch(impl, 1, args.steps, args.epochs, port, args.timeout))
-            port += 1
-            two.append(launch(impl, 2, args.steps, args.epochs, port, args.timeout))
-            port += 1
-            print(f"  {impl} round {r}: 1 rank {one[-1]:8.0f} samples/s, 2 ranks {two[-1]:8.0f} "
-                  f"samples/s (efficiency {two[-1] / (2 * one[-1]):.2f})", flush=True)
-        m1, m2 = statistics.median(one), statistics.median(two)
-        print(f"{impl}: median 1 rank {m1:.0f} samples/s, 2 ranks {m2:.0f} samples/s, "
-              f"efficiency {m2 / (2 * m1):.3f} (gate >= 0.80, aim >= 0.90)")
+        for n in ranks:
+            one, many = [], []
+            for r in range(args.rounds):
+                one.append(launch(impl, 1, args.steps, args.epochs, port, args.timeout, args.model))
+                port += 1
+                many.append(launch(impl, n, args.steps, args.epochs, port, args.timeout,
+                                   args.model))
+                port += 1
+                print(f"  {impl} round {r}: 1 rank {one[-1]:8.0f} samples/s, {n} ranks "
+                      f"{many[-1]:8.0f} samples/s (efficiency {many[-1] / (n * one[-1]):.2f})",
+                      flush=True)
+            m1, mn = statistics.median(one), statistics.median(many)
+            print(f"{impl}: median 1 rank {m1:.0f} samples/s, {n} ranks {mn:.0f} samples/s, "
+                  f"efficiency {mn / (n * m1):.3f} (gate >= 0.80, aim >= 0.90)")
+            out.append(dict(impl=impl, model=args.model, ranks=n, one=one, many=many,
+                            efficiency=mn / (n * m1)))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(out))
     return 0
 
 

@@ -46,3 +46,60 @@ def test_autodiff_benchmark_runs_and_all_start_from_the_same_loss():
     ref = losses["numpy-manual"]
     assert all(abs(v - ref) <= 1e-5 * abs(ref) for v in losses.values())
     assert all(v > 0 for v in data["steps_per_s"].values())
+
+
+def _scaling_model():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "_scaling_model", ROOT / "benchmarks" / "scaling_model.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_scaling_model_lays_buckets_out_as_the_bucketer():
+    """The model's buckets are GradientBucketer's (reverse order, 1 MB first, then 4 MB) for
+    the MLP and for a many-variable model; E[max of 2 normals] is 1/sqrt(pi)."""
+    import numpy as np
+
+    from tnp_train.distribute.collective import GradientBucketer, get_world
+
+    sm = _scaling_model()
+    rng = np.random.default_rng(0)
+    shapes = [[(784, 512), (512,), (512, 512), (512,), (512, 10), (10,)],
+              [(int(n),) for n in rng.integers(1, 600_000, 40)]]
+    for sizes in shapes:
+        b = GradientBucketer(get_world())
+        b.start([(i, np.zeros(s, np.float32)) for i, s in enumerate(sizes)])
+        want = [sum(int(np.prod(sizes[k])) * 4 for k in keys) for keys in b.bucket_keys]
+        got, ready = sm.bucket_sizes([int(np.prod(s)) * 4 for s in sizes])
+        assert got == want
+        assert ready[-1] == 1.0 and ready == sorted(ready)
+    assert abs(sm.expected_max_normal(2) - 1 / np.pi ** 0.5) < 1e-6
+    assert sm.expected_max_normal(1) == 0.0
+
+
+def test_scaling_model_report_from_the_measured_file():
+    """benchmarks/scaling_model.py prints its tables from the checked-in measurements; the
+    model on one rank is the compute alone, and more bandwidth never lowers an efficiency."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scaling_model.py")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "predicted vs measured" in proc.stdout and "| resnet50-fp32 | fp16, half the bytes | pipeline |" in proc.stdout
+    sm = _scaling_model()
+    data = json.loads(sm.MEASURED.read_text())
+    p = sm.parameters(data)
+    mods = sm.models(data)
+    tr = sm.Transport(p)
+    fast = sm.Transport(dict(p, shm={w: (a, bw * 10) for w, (a, bw) in p["shm"].items()},
+                             net={w: (a, bw * 10) for w, (a, bw) in p["net"].items()}))
+    for m in mods.values():
+        assert sm.efficiency(m, 1, tr, 8) == 1.0
+        for n in (2, 16, 512):
+            for overlap in ("none", "pipeline"):
+                e = sm.efficiency(m, n, tr, 8, overlap=overlap)
+                assert 0 < e <= 1
+                assert sm.efficiency(m, n, fast, 8, overlap=overlap) >= e
+            assert sm.efficiency(m, n, tr, 8, overlap="pipeline") >= \
+                sm.efficiency(m, n, tr, 8, overlap="none")
