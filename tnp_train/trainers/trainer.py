@@ -47,8 +47,9 @@ def _concat(batches):
     return pack_sequence_as(first, leaves)
 
 
-# compile(jit_compile=None) compiles the built-in steps when they can be (see _auto_compiles)
-_AUTO_COMPILE = False
+# compile(jit_compile=None) compiles the built-in steps when they can be (see _auto_compiles);
+# False runs them eagerly unless jit_compile=True (what this project did before)
+_AUTO_COMPILE = True
 
 
 class Trainer:
@@ -298,12 +299,13 @@ class Trainer:
     def _step_function(self, kind, strategy):
         """The step ``fit``/``evaluate``/``predict`` run (``kind``: "train", "test",
         "predict"): compiled with ``tt.function`` (TF's ``train_function``), unless
-        ``run_eagerly``, ``tt.config.run_functions_eagerly(True)`` or a strategy (whose compiled
-        steps are not written yet). For now only with ``compile(jit_compile=True)`` (TF 2.5's
-        name), where a step that cannot be compiled is an error naming the reason; the default
-        (``jit_compile=None``) runs the steps eagerly, as before, until compiled steps are
-        checked against the whole suite. The first call of each step runs eagerly (it builds
-        the metrics' and the optimizer's state); later calls run the compiled step."""
+        ``run_eagerly``, ``jit_compile=False``, ``tt.config.run_functions_eagerly(True)`` or a
+        strategy (whose compiled steps are not written yet). With ``compile(jit_compile=True)``
+        (TF 2.5's name) a step that cannot be compiled is an error naming the reason; by default
+        (``jit_compile=None``) the built-in steps are compiled where they can be and run
+        eagerly otherwise, silently (see :meth:`_auto_compiles`), and a ``train_step`` of the
+        user's runs eagerly. The first call of each step runs eagerly (it builds the metrics'
+        and the optimizer's state); later calls run the compiled step."""
         step = getattr(self, kind + "_step")
         jit = self.__dict__.get("_jit_compile")
         if strategy is not None or self.run_eagerly or jit is False or \
@@ -325,7 +327,8 @@ class Trainer:
     def _auto_compiles(self, kind, underlying):
         """Whether ``compile(jit_compile=None)`` compiles this step: the built-in step (a
         user's ``train_step`` keeps running eagerly, its Python at every step) with the
-        optimizer's own aggregation; a signature that cannot be compiled runs eagerly."""
+        optimizer's own aggregation, while no profiler records; a signature that cannot be
+        compiled (an operation the tracer cannot follow) runs eagerly."""
         if underlying is not getattr(Trainer, kind + "_step"):
             return False
         if _tracing.active_recorder is not None:
