@@ -773,13 +773,17 @@ def record_effect(fn, args, kwargs, name=None):
     ctx = _state.ctx
     if ctx is None or ctx.thread != threading.get_ident():
         return False
-    where = user_location()
+    _effect_node(ctx, fn, args, kwargs, name).result = None
+    return True
+
+
+def _effect_node(ctx, fn, args, kwargs, name):
+    """A node of trace ``ctx`` that calls ``fn`` eagerly at every run (appended to the graph)."""
     label = name or getattr(fn, "__qualname__", None) or type(fn).__name__
     node = Node(len(ctx.graph.nodes), f"effect:{label}", fn, "eager",
-                ctx.template(tuple(args)), ctx.template(dict(kwargs)), where)
-    node.result = None
+                ctx.template(tuple(args)), ctx.template(dict(kwargs)), user_location())
     ctx.graph.nodes.append(node)
-    return True
+    return node
 
 
 def record_call(fn, args, kwargs, shape, dtype, name=None):
@@ -791,10 +795,7 @@ def record_call(fn, args, kwargs, shape, dtype, name=None):
     ctx = _state.ctx
     if ctx is None or ctx.thread != threading.get_ident():
         return None
-    where = user_location()
-    label = name or getattr(fn, "__qualname__", None) or type(fn).__name__
-    node = Node(len(ctx.graph.nodes), f"effect:{label}", fn, "eager",
-                ctx.template(tuple(args)), ctx.template(dict(kwargs)), where)
+    node = _effect_node(ctx, fn, args, kwargs, name)
     t = make_placeholder(np.zeros(tuple(shape), dtype))
     v = ctx.graph.new_value(t._a, "node", node=node)
     ctx.values[id(t)] = v
@@ -802,7 +803,6 @@ def record_call(fn, args, kwargs, shape, dtype, name=None):
     ctx.backends[v.id] = t._a
     node.outputs.append(v)
     node.result = Ref(v)
-    ctx.graph.nodes.append(node)
     return t
 
 
