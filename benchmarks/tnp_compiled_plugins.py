@@ -9,13 +9,13 @@
 
 The same model, weights, batches, SGD(momentum) and loss as ``tnp_plugins``; the step is
 ``tt.function(jit_compile=True)`` around the same tape code, or ``fit`` after
-``compile(..., jit_compile=True)``.
+``compile(..., jit_compile=True)`` (``mlp_fit_eager``: ``run_eagerly=True``, the eager steps).
 """
 from __future__ import annotations
 
 
 class _Compiled:
-    def __init__(self, ctx, build, use_fit):
+    def __init__(self, ctx, build, use_fit, jit_compile=True):
         import numpy as np
         import tnp
         import tnp_train as tt
@@ -32,12 +32,13 @@ class _Compiled:
         self.use_fit = use_fit
         self.i = 0
         if use_fit:
-            self.model.compile(optimizer=self.opt, loss=self.loss_fn, jit_compile=True)
+            self.model.compile(optimizer=self.opt, loss=self.loss_fn, jit_compile=jit_compile,
+                               run_eagerly=jit_compile is False)
             self.X = np.concatenate([x for x, _, _ in ctx["batches"]])
             self.Y = np.concatenate([y for _, y, _ in ctx["batches"]]).astype(np.int64)
             self.chunk_multiple = len(ctx["batches"])
-            self.info = ("model.fit after compile(jit_compile=True) (one epoch per %d steps, "
-                         "shuffle=False, verbose=0)" % len(ctx["batches"]))
+            self.info = ("model.fit after compile(jit_compile=%s) (one epoch per %d steps, "
+                         "shuffle=False, verbose=0)" % (jit_compile, len(ctx["batches"])))
         else:
             model, opt, loss_fn = self.model, self.opt, self.loss_fn
 
@@ -57,13 +58,14 @@ class _Compiled:
             self.model.fit(self.X, self.Y, batch_size=self.B, epochs=epochs, shuffle=False,
                            verbose=0)
             return
-        if not self.i:     # the first step builds the optimizer's slots, eagerly
+        if not self.i:     # the first step builds the optimizer's slots, eagerly, then traces
             x, y = self.batches[0]
             with self.tt.GradientTape() as tape:
                 loss = self.loss_fn(y, self.model(x, training=True))
             v = self.model.trainable_variables
             self.opt.apply_gradients(zip(tape.gradient(loss, v), v))
-            self.i = 1
+            self.step(*self.batches[1 % len(self.batches)])
+            self.i = 2
             n -= 1
         for _ in range(n):
             x, y = self.batches[self.i % len(self.batches)]
@@ -92,3 +94,9 @@ def mlp_tape_function(ctx):
 
 def mlp_fit_jit(ctx):
     return _Compiled(ctx, _mlp, use_fit=True)
+
+
+def mlp_fit_eager(ctx):
+    """``fit`` with ``run_eagerly=True``: the eager steps, for comparison (``tnp_plugins``'s
+    ``mlp_fit`` now runs compiled steps, fit's default)."""
+    return _Compiled(ctx, _mlp, use_fit=True, jit_compile=False)
