@@ -20,10 +20,10 @@ import numpy as _np
 
 import tnp
 from tnp.extend import backend_array as _backend
-from tnp.extend import array_module, device_of, tracing as _tracing, wrap
+from tnp.extend import array_module, device_of, effect as _effect, tracing as _tracing, wrap
 
 from .. import initializers as _initializers
-from ..autodiff import Variable
+from ..autodiff import Variable, paused as _paused
 from ..backend.config import floatx as _floatx
 from ..losses._values import backend_on, input_device
 from ..losses._weights import broadcast_weights
@@ -230,6 +230,32 @@ class Reduce(Metric):
             self.count = self.add_weight("count")
 
     def update_state(self, values, sample_weight=None):
+        if _tracing():
+            # in a compiled step: the loss tracker's call traced (its arithmetic, in place on
+            # the state), anything else an effect of every call
+            if not self._update_traced(values, sample_weight):
+                _effect(self._update_now, values, sample_weight)
+            return
+        self._update_now(values, sample_weight)
+
+    def _update_traced(self, values, sample_weight):
+        """The scalar case of :meth:`_update_now` in tnp operations (the same float64 product
+        rounded once to the state's dtype, the same in-place adds); False for any other call."""
+        if not (isinstance(values, tnp.ndarray) and values.ndim == 0 and
+                device_of(values) is device_of(self.total) and
+                (sample_weight is None or (isinstance(sample_weight, (int, float)) and
+                                           not isinstance(sample_weight, bool)))):
+            return False
+        w = 1.0 if sample_weight is None else float(sample_weight)
+        with _paused():     # a metric's state is not differentiated (as Variable.update)
+            tnp.add(self.total, (values.astype(_np.float64) * w).astype(self.total.dtype),
+                    out=self.total)
+            if self.reduction != "sum":
+                tnp.add(self.count, self.count.dtype.type(
+                    w if self.reduction == "weighted_mean" else 1), out=self.count)
+        return True
+
+    def _update_now(self, values, sample_weight=None):
         dev = input_device(values, sample_weight, default=device_of(self.total))
         xp = array_module(dev)
         v = backend_on(values, dev)

@@ -233,8 +233,8 @@ class LossesContainer:
                     metric_value = value * replicas
                 else:
                     loss_value = value * _share(rows, yt, scale)
-            if tracker is not None:
-                _effect(tracker.update_state, metric_value, sample_weight=batch)
+            if tracker is not None:     # a Mean: traced in a compiled step (see Reduce)
+                tracker.update_state(metric_value, sample_weight=batch)
             metric_terms.append(metric_value * w if w != 1.0 else metric_value)
             terms.append(loss_value * w if w != 1.0 else loss_value)
         if regularization_losses:
@@ -246,8 +246,8 @@ class LossesContainer:
         total = _add_n(terms)
         # weighted by the batch size, so a short last batch counts for what it holds (no
         # targets, as with add_loss alone: each batch counts once, as in TF 2.4)
-        _effect(self.loss_tracker.update_state,
-                total if replicas == 1 else _add_n(metric_terms), sample_weight=batch)
+        self.loss_tracker.update_state(total if replicas == 1 else _add_n(metric_terms),
+                                       sample_weight=batch)
         return total
 
     _built = False
