@@ -29,26 +29,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 DEFAULT_SIZES = "1K,4K,16K,64K,256K,1M,4M,16M,64M"
-
-
-def parse_size(text):
-    text = text.strip().upper().rstrip("B")
-    if text and text[-1] in UNITS:
-        return int(float(text[:-1]) * UNITS[text[-1]])
-    return int(text)
-
-
-def fmt_size(n):
-    for unit in ("G", "M", "K"):
-        if n >= UNITS[unit] and n % UNITS[unit] == 0:
-            return f"{n // UNITS[unit]} {unit}B"
-    return f"{n} B"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from allreduce import fmt_size, parse_size  # noqa: E402  (sizes as allreduce.py reads them)
 
 
 def load_hosts():
     path = ROOT / "tests" / "distributed" / "_hosts.py"
+    if str(path.parent) not in sys.path:      # its helpers beside it (_procs.py)
+        sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location("_tnp_sim_hosts", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod          # dataclasses look their module up there

@@ -37,6 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from _procs import session_pids
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 MPIEXEC = Path(sys.executable).parent / "mpiexec"
@@ -220,7 +222,7 @@ class SimulatedHosts:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         for sid in self._sessions:
-            for pid in _session_pids(sid):
+            for pid in session_pids(sid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
 
@@ -340,17 +342,3 @@ def _alive(pid):
         return False
 
 
-def _session_pids(sid):
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat_line = f.read().decode("ascii", "replace")
-        except OSError:
-            continue
-        fields = stat_line[stat_line.rfind(")") + 2:].split()
-        if len(fields) > 3 and int(fields[3]) == sid and fields[0] not in "ZX":
-            pids.append(int(entry))
-    return pids

@@ -8,28 +8,17 @@ seeded differently, so equal starting weights show the broadcast from worker 0. 
 has dropout and Gaussian noise and every rank seeded alike: the ranks draw their rows of one
 process's masks (and split a short last batch 14/13), so it too trains as one process.
 """
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import SCRIPTS, ROOT, mpi_env
+from conftest import assert_trains_as_one_process, one_process_reference
 
 pytestmark = pytest.mark.timeout(120)
 
-# noisy: dropout and Gaussian noise, every rank seeded alike, 315 samples (a short last batch)
-TAGS = ("mlp_fit", "mlp_loop", "cnn_fit", "cnn_loop", "noisy_fit", "noisy_loop", "extras_fit")
-
-
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    out = tmp_path_factory.mktemp("ref")
-    env = mpi_env()
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "mw_equivalence.py"), str(out), "--ref"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return np.load(out / "ref.npz")
+    return one_process_reference(tmp_path_factory.mktemp("ref"), timeout=60)
 
 
 def test_two_ranks_train_as_one_process(mpirun, tmp_path, reference):
@@ -38,26 +27,17 @@ def test_two_ranks_train_as_one_process(mpirun, tmp_path, reference):
     ref = reference
     for rank in (0, 1):
         got = np.load(tmp_path / f"{rank}.npz")
-        for tag in TAGS:
-            # rank 1 was seeded 1001: it starts from worker 0's weights, which are the
-            # reference's (same seed as rank 0)
-            np.testing.assert_array_equal(got[f"{tag}_init"], ref[f"{tag}_init"],
-                                          err_msg=f"{tag} rank {rank}")
-            # the issue's tolerance: float32, rtol 1e-5, atol 1e-6 after 20 steps
-            np.testing.assert_allclose(got[f"{tag}_final"], ref[f"{tag}_final"], rtol=1e-5,
-                                       atol=1e-6, err_msg=f"{tag} rank {rank}")
-            # the reported losses are the job's (fit's running mean, the loop's reduced sum)
-            np.testing.assert_allclose(got[f"{tag}_loss"], ref[f"{tag}_loss"], rtol=1e-5,
-                                       err_msg=f"{tag} rank {rank}")
+        # rank 1 was seeded 1001: it starts from worker 0's weights, which are the
+        # reference's (same seed as rank 0); the reported losses are the job's (fit's running
+        # mean, the loop's reduced sum); every batch's logs too
+        assert_trains_as_one_process(got, ref, rank)
         # add_metric's mean over the epoch is the job's, as one process's
         np.testing.assert_allclose(got["extras_fit_mean_h"], ref["extras_fit_mean_h"],
                                    rtol=1e-5, err_msg=f"extras rank {rank}")
         for kind in ("mlp", "cnn", "noisy", "extras"):
-            # every batch's logs (fit's running loss and accuracy) are the job's, as one
-            # process's, though after the first step the metrics' state is summed with the
-            # gradients instead of in a collective of its own (at most one per epoch is left)
-            np.testing.assert_allclose(got[f"{kind}_fit_batches"], ref[f"{kind}_fit_batches"],
-                                       rtol=1e-5, err_msg=f"{kind} rank {rank}")
+            # the batches' logs are the job's though after the first step the metrics' state
+            # is summed with the gradients instead of in a collective of its own (at most one
+            # per epoch is left)
             assert int(got[f"{kind}_fit_log_collectives"]) <= 2, \
                 (kind, int(got[f"{kind}_fit_log_collectives"]))
             # accuracy counts agree exactly (whole samples); evaluate's batches of 32, 32, 6

@@ -15,11 +15,10 @@ import numpy as np
 import pytest
 
 from _hosts import SimulatedHosts, hosts_missing
-from conftest import ROOT, SCRIPTS, mpi_env, mpi_missing
+from conftest import SCRIPTS, assert_trains_as_one_process, mpi_missing, one_process_reference
 
 pytestmark = pytest.mark.timeout(300)
 
-TAGS = ("mlp_fit", "mlp_loop", "cnn_fit", "cnn_loop", "noisy_fit", "noisy_loop", "extras_fit")
 # pinned: Open MPI's ob1 over its shared memory inside a host and TCP between hosts
 TRANSPORT = ("--mca", "pml", "ob1", "--mca", "btl", "self,sm,tcp")
 
@@ -62,11 +61,7 @@ def test_hierarchical_plan_rounds(hosts):
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    out = tmp_path_factory.mktemp("ref")
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "mw_equivalence.py"), str(out), "--ref"],
-                          cwd=ROOT, env=mpi_env(), capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return np.load(out / "ref.npz")
+    return one_process_reference(tmp_path_factory.mktemp("ref"), timeout=120)
 
 
 def test_two_hosts_train_as_one_process(hosts, tmp_path, reference):
@@ -82,17 +77,9 @@ def test_two_hosts_train_as_one_process(hosts, tmp_path, reference):
     ref = reference
     for rank in range(4):
         got = np.load(tmp_path / f"{rank}.npz")
-        for tag in TAGS:
-            # ranks 1-3 were seeded differently: they start from worker 0's weights
-            np.testing.assert_array_equal(got[f"{tag}_init"], ref[f"{tag}_init"],
-                                          err_msg=f"{tag} rank {rank}")
-            np.testing.assert_allclose(got[f"{tag}_final"], ref[f"{tag}_final"], rtol=1e-5,
-                                       atol=1e-6, err_msg=f"{tag} rank {rank}")
-            np.testing.assert_allclose(got[f"{tag}_loss"], ref[f"{tag}_loss"], rtol=1e-5,
-                                       err_msg=f"{tag} rank {rank}")
+        # ranks 1-3 were seeded differently: they start from worker 0's weights
+        assert_trains_as_one_process(got, ref, rank)
         for kind in ("mlp", "cnn", "noisy", "extras"):
-            np.testing.assert_allclose(got[f"{kind}_fit_batches"], ref[f"{kind}_fit_batches"],
-                                       rtol=1e-5, err_msg=f"{kind} rank {rank}")
             np.testing.assert_array_equal(got[f"{kind}_fit_acc"], ref[f"{kind}_fit_acc"])
             np.testing.assert_allclose(got[f"{kind}_fit_pred"], ref[f"{kind}_fit_pred"],
                                        rtol=1e-5, atol=1e-6)

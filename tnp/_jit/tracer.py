@@ -480,22 +480,7 @@ class TraceContext:
 
     # -- helpers -------------------------------------------------------------------------
     def _touches_traced(self, args, kwargs):
-        found = []
-
-        def visit(x):
-            t = type(x)
-            if t is Tracer or t is ScalarTracer or isinstance(x, (_ndarray, np.ndarray)):
-                found.append(x)
-            elif t in (list, tuple) or isinstance(x, tuple):
-                for e in x:
-                    visit(e)
-            elif t is dict:
-                for e in x.values():
-                    visit(e)
-
-        visit(args)
-        visit(kwargs)
-        return bool(found)
+        return next(_arrays_in((args, kwargs)), None) is not None
 
     def _result(self, r, node, args, kwargs, name, arrays_in, where):
         t = type(r)
@@ -665,24 +650,25 @@ class TraceContext:
                                    f"on the values of its arguments{_at(where)}")
 
 
+def _arrays_in(x):
+    """The tnp and NumPy arrays (tracers included) in nested lists, tuples and dicts."""
+    t = type(x)
+    if isinstance(x, (_ndarray, np.ndarray)):
+        yield x
+    elif t in (list, tuple) or isinstance(x, tuple):
+        for e in x:
+            yield from _arrays_in(e)
+    elif t is dict:
+        for e in x.values():
+            yield from _arrays_in(e)
+
+
 def _raw_args(node, args, kwargs):
     # the node's own argument structure (the template) over the original objects: rebuilt
     # from the template by matching its leaves with the objects in the reported arguments
     objs = {}
-
-    def collect(x):
-        t = type(x)
-        if isinstance(x, (_ndarray, np.ndarray)):
-            objs.setdefault(id(x), x)
-        elif t in (list, tuple) or isinstance(x, tuple):
-            for e in x:
-                collect(e)
-        elif t is dict:
-            for e in x.values():
-                collect(e)
-
-    collect(args)
-    collect(kwargs)
+    for x in _arrays_in((args, kwargs)):
+        objs.setdefault(id(x), x)
     ctx = _state.ctx
     by_value = {}
     for oid, o in objs.items():
