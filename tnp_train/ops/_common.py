@@ -62,13 +62,36 @@ def work_dtype(*arrays):
     return _np.dtype(_np.float32)
 
 
+@_njit
+def _add_rows(a, indices, values):
+    """a[indices[i]] += values[i] for each i in order (what ``numpy.add.at`` does, row-wise)."""
+    n = a.shape[0]
+    for i in range(indices.shape[0]):
+        k = indices[i]
+        if k < 0:
+            k += n
+        row = a[k]
+        v = values[i]
+        for j in range(row.shape[0]):
+            row[j] += v[j]
+
+
 def scatter_add(xp, a, indices, values):
     """``a[indices] += values`` accumulating repeated indices, in place, with ``xp``
-    (``numpy.add.at``; ``cupyx.scatter_add`` for CuPy)."""
+    (``numpy.add.at``; ``cupyx.scatter_add`` for CuPy). Rows of a 2-D float table gathered by a
+    1-D index (an Embedding's gradient) take one Numba loop over the rows, in index order as
+    ``add.at`` does (so the same sums), several times faster than ``add.at``'s element loop."""
     if xp is cupy():  # pragma: no cover - GPU only
         import cupyx
 
         cupyx.scatter_add(a, indices, values)
+    elif (xp is _np and HAVE_NUMBA and a.ndim == 2 and getattr(indices, "ndim", 0) == 1
+          and indices.dtype.kind in "iu" and a.dtype == values.dtype
+          and a.dtype in (_np.float32, _np.float64) and a.flags.c_contiguous
+          and a.flags.writeable and values.shape == (indices.shape[0], a.shape[1])
+          and indices.size and -a.shape[0] <= indices.min() and indices.max() < a.shape[0]):
+        _add_rows(a, _np.ascontiguousarray(indices, dtype=_np.int64),
+                  _np.ascontiguousarray(values))
     else:
         xp.add.at(a, indices, values)
 

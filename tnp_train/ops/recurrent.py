@@ -11,6 +11,7 @@ from tnp.extend import wrap
 
 from ..autodiff import custom_gradient
 from ..autodiff.tape import hand_written_backward
+from . import _rnn_cpu
 from ._common import work_dtype, device_of as _device_of, on_device
 
 __all__ = ["fused_rnn"]
@@ -59,6 +60,11 @@ def _fused_forward(xp, kind, x, W, R, b, h0, c0, mask, rmask, act, ract, reset_a
     HP = xp.empty((T, B, U), dt) if kind == "gru" else None         # h_{t-1}
     EXTRA = xp.empty((T, B, U), dt) if kind in ("lstm", "gru") else None
     CP = xp.empty((T, B, U), dt) if kind == "lstm" else None        # c_{t-1}
+    cache = (XP, HR, GATES, HP, EXTRA, CP)
+    if _rnn_cpu.applies(xp, kind, dt, act, ract, reset_after):       # one Numba call per step
+        brec = b[1] if (kind == "gru" and b is not None) else None
+        ys, h, c = _rnn_cpu.forward(kind, XP, R, brec, h0, c0, mask, rmask, act, ract, cache)
+        return ys, h, c, cache
     for t in range(T):
         hr = h if rmask is None else h * rmask
         HR[t] = hr
@@ -110,7 +116,6 @@ def _fused_forward(xp, kind, x, W, R, b, h0, c0, mask, rmask, act, ract, reset_a
             if kind == "lstm":
                 c = xp.where(m, cn, c)
         ys[t] = out
-    cache = (XP, HR, GATES, HP, EXTRA, CP)
     return ys, h, c, cache
 
 
@@ -128,6 +133,10 @@ def _fused_backward(xp, kind, x, W, R, b, mask, rmask, act, ract, reset_after, c
     _, rfd = _ACTS[ract]
     dXP = xp.empty((T, B, G), dt)
     dREC = xp.empty((T, B, G), dt) if kind == "gru" else None
+    if _rnn_cpu.applies(xp, kind, dt, act, ract, reset_after):
+        dh, dc = _rnn_cpu.backward(kind, R, mask, rmask, act, ract, cache, dys, dlast, dhT, dcT,
+                                   dXP, dREC)
+        return _weight_gradients(xp, kind, x, W, R, b, reset_after, cache, dXP, dREC, dh, dc)
     dh = dhT.copy()
     dc = dcT.copy() if kind == "lstm" else None
     dout = xp.zeros((B, U), dt)
@@ -197,6 +206,14 @@ def _fused_backward(xp, kind, x, W, R, b, mask, rmask, act, ract, reset_after, c
                 dhr = drec[:, :2 * U] @ R[:, :2 * U].T + drh * r
             dh_prev = dhn * z_ + (dhr * rmask if rmask is not None else dhr)
         dh = dh_prev if dh_keep is None else dh_keep + dh_prev
+    return _weight_gradients(xp, kind, x, W, R, b, reset_after, cache, dXP, dREC, dh, dc)
+
+
+def _weight_gradients(xp, kind, x, W, R, b, reset_after, cache, dXP, dREC, dh, dc):
+    """The sequence-wide products after the time loop: (dx, dW, dR, db, dh0, dc0)."""
+    _, HR, _, _, EXTRA, _ = cache
+    T, B, D = x.shape
+    U, G = R.shape
     dXP2 = dXP.reshape(T * B, G)
     dx = (dXP2 @ W.T).reshape(T, B, D)
     dW = x.reshape(T * B, D).T @ dXP2

@@ -28,6 +28,7 @@ from tnp_train.layers.attention import multi_head_attention
 from tnp_train.layers.embedding import embedding_lookup
 from tnp_train.layers.normalization import normalize
 from tnp_train.layers.recurrent import fused_rnn
+from tnp_train.ops import _rnn_cpu
 from tnp_train.ops import recurrent as recurrent_ops_mod
 
 L = tt.layers
@@ -66,6 +67,10 @@ def xp(monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(tnp.ndarray, "__array__", guarded)
+    # the CPU reference takes the array-module code too, not the Numba time loop of the fused
+    # recurrent kernel (float32 on NumPy only; tests/tnp_train/layers/test_rnn_cpu_loop.py
+    # compares the two)
+    monkeypatch.setattr(_rnn_cpu, "applies", lambda *args: False)
     assert tnp.get_default_device() is CPU     # everything below runs outside a device block
     yield proxy
     assert FAKE.backend.xp is proxy
