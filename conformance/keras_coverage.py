@@ -1,9 +1,12 @@
 """tf.keras 2.4 API coverage: is every public ``tf.keras`` name of TF 2.4.4 present in tnp_train,
-and does a test exercise it against a reference?
+and does a test exercise it against a reference? The same for the TF modules Keras programs use
+beside it: ``tf.data``, ``tf.distribute``, ``tf.profiler`` and ``tf.mixed_precision``.
 
-Scope: the (module, symbol) pairs of ``docs/data/tf_keras_2_4_names.txt`` (made from the
-``tensorflow-cpu==2.4.4`` wheel by ``conformance/keras_names.py``). ``keras.X.Y`` resolves to
-``tnp_train.X.Y`` (``keras.layers.Dense`` is ``tt.layers.Dense``; ``keras.Model`` is ``tt.Model``).
+Scope: the (module, symbol) pairs of ``docs/data/tf_keras_2_4_names.txt`` and
+``docs/data/tf_2_4_names.txt`` (made from the ``tensorflow-cpu==2.4.4`` wheel by
+``conformance/keras_names.py``). ``keras.X.Y`` resolves to ``tnp_train.X.Y``
+(``keras.layers.Dense`` is ``tt.layers.Dense``; ``keras.Model`` is ``tt.Model``), and so does
+``tf.X.Y`` (``tf.data.Dataset`` is ``tt.data.Dataset``).
 
 For each name:
 
@@ -38,7 +41,8 @@ For each name:
 * **out of scope**: :data:`OUT_OF_SCOPE`, each with its reason.
 
 ``python conformance/keras_coverage.py`` prints the summary; ``--write-docs`` writes
-``docs/keras-compat.md``; ``--check`` exits 1 when the page is stale; ``--json`` prints the
+``docs/keras-compat.md`` and ``docs/tf-compat.md``; ``--check`` exits 1 when one is stale;
+``--json`` prints the
 report ``tests/test_keras_compat.py`` reads.
 """
 from __future__ import annotations
@@ -55,6 +59,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "keras-compat.md"
+TF_DOCS = ROOT / "docs" / "tf-compat.md"
 TESTS = ROOT / "tests"
 SKIP_TESTS = {"tests/test_keras_compat.py"}     # reads names as data, exercises none
 SKIP_DIRS = {"gpu"}                              # skipped where there is no GPU (CI)
@@ -72,14 +77,61 @@ OUT_OF_SCOPE = {
                                   "tf.keras",
     "keras.experimental.SequenceFeatures": "takes `tf.feature_column` sequence columns, a "
                                            "TensorFlow API outside tf.keras",
+    # tf.distribute (docs/tf-compat.md)
+    "tf.distribute.TPUStrategy": "no TPU: tnp runs on NumPy (CPU) and CuPy (NVIDIA GPUs); "
+                                 "`MirroredStrategy` / `MultiWorkerMirroredStrategy` cover one "
+                                 "and several hosts",
+    "tf.distribute.experimental.TPUStrategy": "no TPU (TF 2.4's deprecated name of "
+                                              "`TPUStrategy`)",
+    "tf.distribute.cluster_resolver.TPUClusterResolver": "no TPU: it resolves Cloud TPU "
+                                                         "workers",
+    "tf.distribute.cluster_resolver.GCEClusterResolver": "reads Google Compute Engine instance "
+                                                         "groups through the Google Cloud API "
+                                                         "client; `SlurmClusterResolver`, "
+                                                         "`TFConfigClusterResolver`, "
+                                                         "`KubernetesClusterResolver` and MPI's "
+                                                         "launch cover clusters here",
+    # tf.data (docs/tf-compat.md; the same reasons on docs/data.md, "tf.data names not provided")
+    "tf.data.experimental.dense_to_ragged_batch": "its result is a `tf.RaggedTensor`; tnp_train "
+                                                  "has no ragged tensors (`padded_batch`, "
+                                                  "`dense_to_sparse_batch` instead)",
+    **{f"tf.data.experimental.{n}": "TF's internal pipeline statistics, removed after TF 2.4; "
+                                    "an aggregator collecting nothing would be a setting "
+                                    "silently ignored"
+       for n in ("StatsOptions", "StatsAggregator", "latency_stats", "bytes_produced_stats")},
+    **{f"tf.data.experimental.{n}": "tf.estimator / TF 1 session saveables (tf.estimator is "
+                                    "out of scope)"
+       for n in ("CheckpointInputPipelineHook", "make_saveable_from_iterator")},
+    **{f"tf.data.experimental.{n}": "TF graph variant tensors; a tt.data dataset is a Python "
+                                    "object"
+       for n in ("from_variant", "to_variant")},
+    **{f"tf.data.experimental.service.{n}": "the tf.data service runs TF dataset graphs on gRPC "
+                                            "servers; across processes, `shard` with a strategy"
+       for n in ("distribute", "from_dataset_id", "register_dataset", "DispatchServer",
+                 "WorkerServer", "DispatcherConfig", "WorkerConfig")},
 }
 
 COMPARE_CALLS = ("assert", "allclose", "approx", "check_grads", "same")
+STATUSES = ("tested", "untested", "missing", "out of scope")
 
 
 # ---------------------------------------------------------------------------------- resolving
+# the trees a tnp_train path answers for: ``tt.layers.Dense`` is ``keras.layers.Dense``,
+# ``tt.data.Dataset`` is ``tf.data.Dataset``
+ROOTS = ("keras", "tf")
+
+
+def _keys(module: str, symbol: str, names) -> list:
+    """The listed names a tnp_train module (written ``keras.<...>``) and symbol answer for, in
+    each tree (``keras.mixed_precision.experimental.Policy``, and ``LossScale`` of
+    ``tf.mixed_precision.experimental``, are both in ``tt.mixed_precision.experimental``)."""
+    rest = module[len("keras"):]
+    return [k for k in ((root + rest, symbol) for root in ROOTS) if k in names]
+
+
 def resolve(module: str, symbol: str):
-    """tnp_train's object for ``keras.<...>.symbol``; ``_MISSING`` when an attribute is absent."""
+    """tnp_train's object for ``keras.<...>.symbol`` (or ``tf.<...>.symbol``); ``_MISSING`` when
+    an attribute is absent."""
     import tnp_train
     obj = tnp_train
     for part in module.split(".")[1:] + [symbol]:
@@ -184,9 +236,7 @@ class _FileScan:
         parts = path.split(".")[1:]
         out = []
         for i, p in enumerate(parts):
-            key = (".".join(["keras"] + parts[:i]), p)
-            if key in self.names:
-                out.append(key)
+            out += _keys(".".join(["keras"] + parts[:i]), p, self.names)
         return out
 
     def _paths_in(self, node):
@@ -312,8 +362,9 @@ class _FileScan:
                         self._use_path(path, qual)
                 hit = self._getattr_sweep(n)
                 if hit is not None and isinstance(hit[1], ast.Constant) \
-                        and isinstance(hit[1].value, str) and (hit[0], hit[1].value) in self.names:
-                    self._use((hit[0], hit[1].value), qual)
+                        and isinstance(hit[1].value, str):
+                    for key in _keys(hit[0], hit[1].value, self.names):
+                        self._use(key, qual)
                 # a helper of this file called with a swept variable: build(name)
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
                         and n.func.id in funcs and n.func.id != getattr(unit, "name", None):
@@ -352,9 +403,9 @@ def _private_uses(path, objs):
         break
     if obj is None or obj is _MISSING or len(parts) < 3 or isinstance(obj, type(sys)):
         return []
-    package = "keras." + parts[1]
-    return [k for k, o in objs.items() if o is obj and (k[0] == package or
-                                                         k[0].startswith(package + "."))]
+    packages = [f"{root}.{parts[1]}" for root in ROOTS]
+    return [k for k, o in objs.items() if o is obj and any(
+        k[0] == package or k[0].startswith(package + ".") for package in packages)]
 
 
 def _may_skip(s):
@@ -471,8 +522,9 @@ def scan_tests(names: set, objs: dict, files=None) -> dict:
                 for v in values:
                     if not isinstance(v, str):
                         continue
-                    key = (module, v) if attr is None else (f"{module}.{v}", attr)
-                    if key in names:
+                    keys = _keys(module, v, names) if attr is None else \
+                        _keys(f"{module}.{v}", attr, names)
+                    for key in keys:
                         uses.setdefault(key, qual)
         for private, qual in s.private.items():
             if qual in skipped:
@@ -486,14 +538,8 @@ def scan_tests(names: set, objs: dict, files=None) -> dict:
 
 
 # ------------------------------------------------------------------------------------ report
-def report() -> dict:
-    header, rows = keras_names.load()
-    later_rows = keras_later_names.load()
-    names = {(m, s) for m, s, _ in rows}
-    objs = {(m, s): resolve(m, s) for m, s, _ in rows}
-    later_objs = {(m, s): resolve(m, s) for m, s, _ in later_rows}
-    tested = scan_tests(names | set(later_objs),
-                        {k: o for k, o in {**objs, **later_objs}.items() if o is not _MISSING})
+def _statuses(rows, objs, tested):
+    """``({module: [[symbol, status, note]...]}, counts)`` of the listed ``rows``."""
     by_source = {}
     for m, s, src in rows:
         by_source.setdefault(src, []).append((m, s))
@@ -518,7 +564,21 @@ def report() -> dict:
                 status, note = "untested", ""
         statuses.setdefault(m, []).append([s, status, note])
     counts = {k: sum(st == k for rows_ in statuses.values() for _, st, _ in rows_)
-              for k in ("tested", "untested", "missing", "out of scope")}
+              for k in STATUSES}
+    return statuses, counts
+
+
+def report() -> dict:
+    header, rows = keras_names.load()
+    tf_header, tf_rows = keras_names.load(keras_names.TF_NAMES)
+    later_rows = keras_later_names.load()
+    names = {(m, s) for m, s, _ in rows + tf_rows}
+    objs = {(m, s): resolve(m, s) for m, s, _ in rows + tf_rows}
+    later_objs = {(m, s): resolve(m, s) for m, s, _ in later_rows}
+    tested = scan_tests(names | set(later_objs),
+                        {k: o for k, o in {**objs, **later_objs}.items() if o is not _MISSING})
+    statuses, counts = _statuses(rows, objs, tested)
+    tf_statuses, tf_counts = _statuses(tf_rows, objs, tested)
     later = []
     for m, s, old in later_rows:
         obj = later_objs[(m, s)]
@@ -530,7 +590,9 @@ def report() -> dict:
             status, note = "untested", ""
         later.append([m, s, old, status, note])
     rep = {"names": len(rows), "header": header, "statuses": statuses, "counts": counts,
-           "later": later}
+           "later": later, "tf": {"names": len(tf_rows), "header": tf_header,
+                                  "statuses": tf_statuses, "counts": tf_counts}}
+    rep["tf"]["page"] = render_tf(rep["tf"])
     rep["page"] = render(rep)
     return rep
 
@@ -568,16 +630,11 @@ def render(rep) -> str:
         "NotImplementedError is *missing*. `tests/test_keras_compat.py` fails when this page "
         "is stale.",
         "",
-        "| module | tested | untested | missing | out of scope | names |",
-        "|---|---|---|---|---|---|",
-    ]
-    for m, rows in rep["statuses"].items():
-        k = {s: sum(st == s for _, st, _ in rows)
-             for s in ("tested", "untested", "missing", "out of scope")}
-        lines.append(f"| `{m}` | {k['tested']} | {k['untested']} | {k['missing']} | "
-                     f"{k['out of scope']} | {len(rows)} |")
-    lines.append(f"| all | {c['tested']} | {c['untested']} | {c['missing']} | "
-                 f"{c['out of scope']} | {total} |")
+        "The TF modules Keras programs use beside `tf.keras` (`tf.data`, `tf.distribute`, "
+        "`tf.profiler`, `tf.mixed_precision`) are counted the same way in "
+        "[tf-compat.md](tf-compat.md).",
+        "",
+    ] + _module_table(rep)
     later = rep["later"]
     n_tested = sum(st == "tested" for *_, st, _ in later)
     lines += ["", f"## Later names ({n_tested} / {len(later)} present and tested)", "",
@@ -596,6 +653,25 @@ def render(rep) -> str:
         lines.append(f"| `{shown}` | {where} | {st} | "
                      f"{f'`{note}`' if '::' in note else note} |")
     lines += ["", f"## Out of scope ({c['out of scope']})", "", "| name | reason |", "|---|---|"]
+    return "\n".join(lines + _name_sections(rep)) + "\n"
+
+
+def _module_table(rep) -> list:
+    c, total = rep["counts"], rep["names"]
+    lines = ["| module | tested | untested | missing | out of scope | names |",
+             "|---|---|---|---|---|---|"]
+    for m, rows in rep["statuses"].items():
+        k = {s: sum(st == s for _, st, _ in rows) for s in STATUSES}
+        lines.append(f"| `{m}` | {k['tested']} | {k['untested']} | {k['missing']} | "
+                     f"{k['out of scope']} | {len(rows)} |")
+    lines.append(f"| all | {c['tested']} | {c['untested']} | {c['missing']} | "
+                 f"{c['out of scope']} | {total} |")
+    return lines
+
+
+def _name_sections(rep) -> list:
+    """The out-of-scope names with their reasons, then a table per module."""
+    lines = []
     for m, rows in rep["statuses"].items():
         for s, st, note in rows:
             if st == "out of scope":
@@ -605,7 +681,33 @@ def render(rep) -> str:
         for s, st, note in rows:
             shown = "" if st == "out of scope" else (f"`{note}`" if "::" in note else note)
             lines.append(f"| `{s}` | {st} | {shown} |")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def render_tf(rep) -> str:
+    """docs/tf-compat.md: the tf.data / tf.distribute / tf.profiler / tf.mixed_precision trees."""
+    c, total = rep["counts"], rep["names"]
+    lines = [
+        "# tf.data, tf.distribute, tf.profiler, tf.mixed_precision 2.4 API coverage",
+        "",
+        "<!-- generated by `python conformance/keras_coverage.py --write-docs`; do not edit -->",
+        "",
+        f"**Coverage: {c['tested']} / {total} names present and tested "
+        f"({100.0 * c['tested'] / total:.1f}%)** ({c['untested']} present but untested, "
+        f"{c['missing']} missing, {c['out of scope']} out of scope).",
+        "",
+        "Scope: TF 2.4.4's public `tf.data`, `tf.distribute`, `tf.profiler` and "
+        "`tf.mixed_precision` trees, every (module, symbol) pair of the generated `__init__.py` "
+        "files under `tensorflow/_api/v2/<module>/` in the `tensorflow-cpu==2.4.4` wheel, "
+        "submodule entries excluded: [`docs/data/tf_2_4_names.txt`](data/tf_2_4_names.txt), "
+        "made by `conformance/keras_names.py`. `tf.X.Y` is looked up as `tnp_train.X.Y` "
+        "(`tf.data.Dataset` is `tt.data.Dataset`). *Tested*, *missing* and the *test* column "
+        "follow the rules of [keras-compat.md](keras-compat.md), decided by the same scan of "
+        "the tests.",
+        "",
+    ] + _module_table(rep)
+    lines += ["", f"## Out of scope ({c['out of scope']})", "", "| name | reason |", "|---|---|"]
+    return "\n".join(lines + _name_sections(rep)) + "\n"
 
 
 def main(argv=None):
@@ -619,15 +721,21 @@ def main(argv=None):
     if args.json:
         print(json.dumps(rep))
         return 0
+    pages = ((DOCS, rep["page"]), (TF_DOCS, rep["tf"]["page"]))
     if args.write_docs:
-        DOCS.write_text(rep["page"])
-        print(f"wrote {DOCS.relative_to(ROOT)}")
+        for path, page in pages:
+            path.write_text(page)
+            print(f"wrote {path.relative_to(ROOT)}")
     if args.check:
-        if not DOCS.exists() or DOCS.read_text() != rep["page"]:
-            print(f"{DOCS.relative_to(ROOT)} is stale: run python conformance/keras_coverage.py "
+        stale = [p for p, page in pages if not p.exists() or p.read_text() != page]
+        for path in stale:
+            print(f"{path.relative_to(ROOT)} is stale: run python conformance/keras_coverage.py "
                   f"--write-docs", file=sys.stderr)
+        if stale:
             return 1
-    print(next(ln for ln in rep["page"].splitlines() if ln.startswith("**Coverage:")))
+    for path, page in pages:
+        print(path.name + ": " +
+              next(ln for ln in page.splitlines() if ln.startswith("**Coverage:")))
     return 0
 
 

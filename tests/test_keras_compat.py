@@ -1,6 +1,7 @@
-"""tf.keras 2.4 coverage (``conformance/keras_coverage.py``): the checked-in list of TF 2.4.4's
-public ``tf.keras`` names is intact, and ``docs/keras-compat.md`` is the page the tool
-generates from the code and the tests now."""
+"""tf.keras 2.4 coverage (``conformance/keras_coverage.py``): the checked-in lists of TF 2.4.4's
+public ``tf.keras`` names and of its ``tf.data`` / ``tf.distribute`` / ``tf.profiler`` /
+``tf.mixed_precision`` names are intact, and ``docs/keras-compat.md`` and ``docs/tf-compat.md``
+are the pages the tool generates from the code and the tests now."""
 import json
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import keras_names  # noqa: E402
 
 TOOL = ROOT / "conformance" / "keras_coverage.py"
 DOCS = ROOT / "docs" / "keras-compat.md"
+TF_DOCS = ROOT / "docs" / "tf-compat.md"
 FIX = f"regenerate it: {Path(sys.executable).name} conformance/keras_coverage.py --write-docs"
 
 
@@ -47,6 +49,54 @@ def test_name_list_is_intact():
                  "tensorflow.python.keras.estimator.model_to_estimator_v2")]:
         assert row in rows, row
     assert sum(m == "keras.backend" for m in (m for m, _ in pairs)) == 145
+
+
+def test_tf_name_list_is_intact():
+    header, rows = keras_names.load(keras_names.TF_NAMES)
+    assert header["names"] == str(len(rows)) == "131", \
+        "TF 2.4.4's tf.data, tf.distribute, tf.profiler and tf.mixed_precision trees: 131 names"
+    assert header["rows sha256"] == keras_names.rows_digest(rows), \
+        "rows edited by hand: remake the list with conformance/keras_names.py from the wheel"
+    assert f"(wheel sha256 {keras_names.WHEEL_SHA256})" in keras_names.TF_NAMES.read_text()
+    assert rows == sorted(set(rows)), "rows must be sorted and unique"
+    pairs = [(m, s) for m, s, _ in rows]
+    assert len(set(pairs)) == len(pairs), "a (module, symbol) pair listed twice"
+    tops = {".".join(m.split(".")[:2]) for m, _ in pairs}
+    assert tops == {"tf.data", "tf.distribute", "tf.profiler", "tf.mixed_precision"}, tops
+    modules = {m for m, _ in pairs}
+    submodules = [f"{m}.{s}" for m, s in pairs if f"{m}.{s}" in modules]
+    assert not submodules, f"submodule entries are not names: {submodules}"
+    # spot checks against TF 2.4.4's generated files, the private-named sources included
+    # (``_OptionsExported as CommunicationOptions`` is a public name)
+    for row in [("tf.data", "Dataset", "tensorflow.python.data.ops.dataset_ops.DatasetV2"),
+                ("tf.distribute.experimental", "CommunicationOptions",
+                 "tensorflow.python.distribute.collective_util._OptionsExported"),
+                ("tf.distribute.experimental", "MultiWorkerMirroredStrategy",
+                 "tensorflow.python.distribute.collective_all_reduce_strategy."
+                 "_CollectiveAllReduceStrategyExperimental"),
+                ("tf.mixed_precision.experimental", "DynamicLossScale",
+                 "tensorflow.python.training.experimental.loss_scale.DynamicLossScale"),
+                ("tf.profiler.experimental.server", "start",
+                 "tensorflow.python.profiler.profiler_v2.start_server")]:
+        assert row in rows, row
+    counts = {}
+    for m, _ in pairs:
+        top = ".".join(m.split(".")[:2])
+        counts[top] = counts.get(top, 0) + 1
+    assert counts == {"tf.data": 71, "tf.distribute": 49, "tf.profiler": 8,
+                      "tf.mixed_precision": 3}, counts
+
+
+def test_every_tf_name_has_a_status(report):
+    _, rows = keras_names.load(keras_names.TF_NAMES)
+    st = report["tf"]["statuses"]
+    assert sorted((m, s) for m, names in st.items() for s, _, _ in names) == \
+        sorted((m, s) for m, s, _ in rows)
+    no_reason = [(m, s) for m, names in st.items() for s, x, why in names
+                 if x in ("tested", "out of scope") and not why.strip()]
+    assert not no_reason, f"a tested name names its test, an excluded one its reason: {no_reason}"
+    flat = {(m, s): x for m, names in st.items() for s, x, _ in names}
+    assert flat[("tf.data", "Dataset")] == "tested"
 
 
 def test_every_name_has_a_status(report):
@@ -172,6 +222,13 @@ def test_compat_page_is_current(report):
     coverage = [ln for ln in report["page"].splitlines() if ln.startswith("**Coverage:")]
     assert coverage and coverage[0] in text.splitlines(), f"coverage number changed: {FIX}"
     assert text == report["page"], f"{DOCS.relative_to(ROOT)} is stale: {FIX}"
+
+
+def test_tf_compat_page_is_current(report):
+    assert TF_DOCS.exists(), f"{TF_DOCS.relative_to(ROOT)} is missing: {FIX}"
+    assert TF_DOCS.read_text() == report["tf"]["page"], \
+        f"{TF_DOCS.relative_to(ROOT)} is stale: {FIX}"
+    assert "(tf-compat.md)" in DOCS.read_text(), "keras-compat.md links to tf-compat.md"
 
 
 def test_later_names_have_statuses(report):

@@ -5,7 +5,7 @@ type the rest of tnp_train raises for bad arguments), so either ``except`` catch
 """
 from __future__ import annotations
 
-__all__ = ["OpError", "InvalidArgumentError", "DataLossError"]
+__all__ = ["OpError", "InvalidArgumentError", "DataLossError", "NotFoundError"]
 
 
 class OpError(Exception):
@@ -25,3 +25,8 @@ class InvalidArgumentError(OpError, ValueError):
 class DataLossError(OpError):
     """Mirrors ``tf.errors.DataLossError``: unrecoverable data loss or corruption, such as a
     TFRecord whose checksum does not match."""
+
+
+class NotFoundError(OpError, FileNotFoundError):
+    """Mirrors ``tf.errors.NotFoundError``: a file or directory an operation needs does not
+    exist (also a FileNotFoundError)."""

@@ -52,7 +52,8 @@ LAYERS = [
     # checkpoints ask the replica context, and the strategies need nothing above data and the
     # optimizers), and tt.nn (the loss-scaling helpers, which ask the strategy)
     ("tnp_train.layers", "tnp_train.losses", "tnp_train.metrics", "tnp_train.optimizers",
-     "tnp_train.mixed_precision.loss_scale_optimizer", "tnp_train.mixed_precision.experimental",
+     "tnp_train.mixed_precision.loss_scale_optimizer", "tnp_train.mixed_precision.loss_scale",
+     "tnp_train.mixed_precision.experimental",
      "tnp_train.checkpoint", "tnp_train.data", "tnp_train.train", "tnp_train.preprocessing",
      "tnp_train.datasets", "tnp_train.distribute", "tnp_train.nn"),
     # DESIGN.md: trainers, callbacks, profiler (the callbacks above the fit loops, which are
@@ -66,8 +67,10 @@ LAYERS = [
 ]
 # entries that are one room with another: LossScaleOptimizer is an optimizer (DESIGN.md:
 # "optimizers (+ LossScaleOptimizer)"), kept with mixed precision; optimizers.deserialize names
-# it and it subclasses the optimizers' base class
-ROOM = {"tnp_train.mixed_precision.loss_scale_optimizer": "tnp_train.optimizers"}
+# it and it subclasses the optimizers' base class. The loss scales (TF 2.4's LossScale classes)
+# are the state it keeps, one room with it.
+ROOM = {"tnp_train.mixed_precision.loss_scale_optimizer": "tnp_train.optimizers",
+        "tnp_train.mixed_precision.loss_scale": "tnp_train.optimizers"}
 LEVEL = {prefix: i for i, layer in enumerate(LAYERS) for prefix in layer}
 # every entry of the table; and each module of utils (the base every package may import, which
 # loads its modules only when first used) and of ops (whose package imports none of them)

@@ -2,8 +2,9 @@
 
 ``Dataset`` (sources ``from_tensor_slices``, ``from_tensors``, ``from_generator``, ``range``,
 ``zip``, ``list_files``; transformations ``map``, ``filter``, ``batch``, ``shuffle``,
-``prefetch``, ...), ``TextLineDataset``, ``TFRecordDataset``, ``Options`` (``ds.with_options``), ``TensorSpec`` (an
-element's type), ``AUTOTUNE``, ``INFINITE_CARDINALITY`` and ``UNKNOWN_CARDINALITY``. See
+``prefetch``, ...), ``TextLineDataset``, ``TFRecordDataset``, ``FixedLengthRecordDataset``,
+``Options`` (``ds.with_options``), ``TensorSpec`` (an element's type), ``IteratorSpec``,
+``AUTOTUNE``, ``INFINITE_CARDINALITY`` and ``UNKNOWN_CARDINALITY``. See
 docs/data.md.
 """
 from .dataset import (
@@ -12,8 +13,10 @@ from ._structure import TensorSpec
 from ._options import Options
 from ._files import TextLineDataset
 from ._tfrecord import TFRecordDataset
+from ._readers import FixedLengthRecordDataset
+from ._optional import IteratorSpec
 from . import experimental
 
-__all__ = ["Dataset", "Iterator", "TensorSpec", "DatasetSpec", "TextLineDataset", "TFRecordDataset",
-           "Options",
+__all__ = ["Dataset", "Iterator", "IteratorSpec", "TensorSpec", "DatasetSpec", "TextLineDataset",
+           "TFRecordDataset", "FixedLengthRecordDataset", "Options",
            "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]

@@ -7,8 +7,8 @@ merge both sides). Merging follows TF 2.4: an option left at its default takes t
 value; two different non-default values are an error (ValueError), not "last one wins".
 
 What tnp_train reads: ``experimental_distribute.auto_shard_policy`` (how a strategy shards the
-dataset across workers). ``experimental_deterministic``, ``experimental_slack`` and
-``experimental_threading`` are accepted and kept as TF's performance hints, without effect here
+dataset across workers). ``experimental_deterministic``, ``experimental_optimization``,
+``experimental_slack`` and ``experimental_threading`` are accepted and kept as TF's performance hints, without effect here
 (``map`` with ``num_parallel_calls`` keeps the input order whatever they say).
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 import copy
 import enum
 
-__all__ = ["Options", "DistributeOptions", "ThreadingOptions", "AutoShardPolicy",
-           "merge_options"]
+__all__ = ["Options", "DistributeOptions", "ThreadingOptions", "OptimizationOptions",
+           "MapVectorizationOptions", "AutoShardPolicy", "merge_options"]
 
 
 class AutoShardPolicy(enum.IntEnum):
@@ -151,11 +151,60 @@ class ThreadingOptions(_OptionsBase):
         "The size of a private thread pool (a hint).")
 
 
+class MapVectorizationOptions(_OptionsBase):
+    """Mirrors ``tf.data.experimental.MapVectorizationOptions`` (TF 2.4; kept, without
+    effect here: ``map`` runs the Python function element by element)."""
+
+    enabled = _option("enabled", bool, lambda: None,
+                      "Whether to vectorize map transformations (a hint).")
+    use_choose_fastest = _option(
+        "use_choose_fastest", bool, lambda: None,
+        "Whether to pick the faster of the vectorized and plain map (a hint).")
+
+
+def _hint(name, doc, kind=bool):
+    return _option(name, kind, lambda: None, doc + " (a hint, without effect here)")
+
+
+class OptimizationOptions(_OptionsBase):
+    """Mirrors ``tf.data.experimental.OptimizationOptions`` (TF 2.4): which of TF's graph
+    rewrites of a pipeline to apply. They are performance hints: a pipeline here is not a
+    graph and runs as written, so they are kept (and merged) without effect; every option
+    defaults to None (TF's default), a value of another type is a TypeError."""
+
+    apply_default_optimizations = _hint(
+        "apply_default_optimizations", "Whether to apply the default static optimizations")
+    autotune = _hint("autotune", "Whether to tune performance knobs automatically")
+    autotune_buffers = _hint("autotune_buffers", "Whether to tune buffer sizes automatically")
+    autotune_cpu_budget = _hint("autotune_cpu_budget", "The CPU budget of autotuning", int)
+    autotune_ram_budget = _hint("autotune_ram_budget", "The RAM budget of autotuning", int)
+    filter_fusion = _hint("filter_fusion", "Whether to fuse filter transformations")
+    filter_with_random_uniform_fusion = _hint(
+        "filter_with_random_uniform_fusion", "Whether to fuse a filter by a random draw")
+    hoist_random_uniform = _hint("hoist_random_uniform",
+                                 "Whether to hoist random draws out of map functions")
+    map_and_batch_fusion = _hint("map_and_batch_fusion", "Whether to fuse map and batch")
+    map_and_filter_fusion = _hint("map_and_filter_fusion", "Whether to fuse map and filter")
+    map_fusion = _hint("map_fusion", "Whether to fuse map transformations")
+    map_parallelization = _hint("map_parallelization", "Whether to parallelize map functions")
+    map_vectorization = _option(
+        "map_vectorization", MapVectorizationOptions, MapVectorizationOptions,
+        "The map vectorization options (a MapVectorizationOptions, without effect here).")
+    noop_elimination = _hint("noop_elimination", "Whether to remove no-op transformations")
+    parallel_batch = _hint("parallel_batch", "Whether to batch in parallel")
+    reorder_data_discarding_ops = _hint(
+        "reorder_data_discarding_ops", "Whether to move shard/skip/take before map")
+    shuffle_and_repeat_fusion = _hint("shuffle_and_repeat_fusion",
+                                      "Whether to fuse shuffle and repeat")
+
+
 class Options(_OptionsBase):
     """Mirrors ``tf.data.Options`` (TF 2.4) with the options tnp_train keeps:
     ``experimental_distribute`` (a DistributeOptions), ``experimental_deterministic``,
-    ``experimental_slack`` and ``experimental_threading``; the others of TF (optimization,
-    stats, external state policy) do not exist here and raise AttributeError when set."""
+    ``experimental_optimization`` (an OptimizationOptions, kept without effect),
+    ``experimental_slack`` and ``experimental_threading``; TF's ``experimental_stats`` and
+    ``experimental_external_state_policy`` do not exist here and raise AttributeError when
+    set."""
 
     experimental_deterministic = _option(
         "experimental_deterministic", bool, lambda: None,
@@ -163,6 +212,9 @@ class Options(_OptionsBase):
     experimental_distribute = _option(
         "experimental_distribute", DistributeOptions, DistributeOptions,
         "How a strategy distributes the dataset (a DistributeOptions).")
+    experimental_optimization = _option(
+        "experimental_optimization", OptimizationOptions, OptimizationOptions,
+        "TF's graph rewrites of the pipeline (an OptimizationOptions, without effect here).")
     experimental_slack = _option(
         "experimental_slack", bool, lambda: False,
         "Whether to add slack to the final prefetch (a hint without effect here).")

@@ -63,6 +63,15 @@ class Iterator:
     def element_spec(self):
         return self._dataset.element_spec
 
+    def get_next_as_optional(self):
+        """The next element as a ``tt.data.experimental.Optional``, empty at the end
+        (``tf.data.Iterator.get_next_as_optional``)."""
+        return _optional.get_next_as_optional(self)
+
+    @property
+    def _type_spec(self):
+        return _optional.IteratorSpec(self.element_spec)
+
     def close(self):
         """Stop this pass now (background threads of prefetch/parallel map end)."""
         close = getattr(self._it, "close", None)
@@ -458,3 +467,4 @@ from ._batching import BatchDataset, PaddedBatchDataset, UnbatchDataset  # noqa:
 from ._options import Options, merge_options  # noqa: E402
 from ._transformations import OptionsDataset  # noqa: E402
 from . import _files as _files_mod  # noqa: E402
+from . import _optional  # noqa: E402

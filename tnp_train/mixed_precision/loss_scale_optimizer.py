@@ -8,10 +8,10 @@ underflow to zero. The loss is multiplied by a large *loss scale* before the bac
 gradient is multiplied by the same factor, which lifts them out of the underflow range) and the
 gradients are divided by it again before the update.
 
-The dynamic scale (TF 2.4's ``DynamicLossScale``): a step whose gradients hold an inf or a NaN is
-skipped and the scale halves (never below 1); after ``dynamic_growth_steps`` finite steps in a
-row the scale doubles (unless the doubled value overflows float32). A fixed scale
-(``dynamic=False``) never changes and, as TF 2.4's ``FixedLossScale``, never skips a step.
+The dynamic scale is a ``DynamicLossScale`` (``loss_scale.py``): a step whose gradients hold an
+inf or a NaN is skipped and the scale halves (never below 1); after ``dynamic_growth_steps``
+finite steps in a row the scale doubles (unless the doubled value overflows float32). A fixed
+scale (``dynamic=False``) is a ``FixedLossScale``: it never changes and never skips a step.
 
 What a skipped step leaves alone: every variable, every slot (slots of variables seen for the
 first time are not even created) and the inner optimizer's ``iterations`` (TF 2.4 does not call
@@ -23,11 +23,11 @@ Where the gradients are combined across replicas: the inner optimizer's one aggr
 first, checks the *aggregated* gradients for inf/NaN (so every replica takes the same decision),
 then calls the inner ``apply_gradients`` with ``experimental_aggregate_gradients=False``.
 
-State: the scale (a float32 ``tt.Variable``) and the count of finite steps (an int64
-``tt.Variable``) are checkpointed as the children ``loss_scale`` and ``good_steps``, next to
-``inner_optimizer``; the slots are the inner optimizer's, saved and restored through this object.
-The state variables live on the host ("cpu") whatever the default device, so reading the scale
-never waits for a GPU.
+State: the dynamic scale's variables, the scale (float32) and the count of finite steps (int64),
+are checkpointed as the children ``loss_scale`` and ``good_steps``, next to ``inner_optimizer``
+(a fixed scale has no state); the slots are the inner optimizer's, saved and restored through
+this object. The state variables live on the host ("cpu") whatever the default device, so
+reading the scale never waits for a GPU.
 """
 from __future__ import annotations
 
@@ -38,12 +38,13 @@ import numpy as _np
 
 import tnp
 from tnp.extend import backend_array as _backend, device_of as _device_of, is_tnp_array as _is_tnp
-from tnp.extend import array_module, effect as _effect, is_inexact, tracing as _tracing, wrap
+from tnp.extend import effect as _effect, is_inexact, tracing as _tracing, wrap
 
-from ..autodiff import Variable
 from ..optimizers.base_optimizer import Optimizer, _abandoned_on_failure
+from .loss_scale import DynamicLossScale, FixedLossScale, LossScale, all_finite as _all_finite
+from .loss_scale import deserialize as deserialize_loss_scale
 
-__all__ = ["LossScaleOptimizer"]
+__all__ = ["LossScaleOptimizer", "arguments_from_loss_scale"]
 
 _DEFAULT_INITIAL_SCALE = 2.0 ** 15
 _DEFAULT_GROWTH_STEPS = 2000
@@ -56,24 +57,31 @@ def _each_gradient(grads, fn):
     return [None if g is None else fn(g if _is_tnp(g) else tnp.asarray(g)) for g in grads]
 
 
-def _all_finite(arrays):
-    """Whether every floating array in ``arrays`` (backend arrays) holds only finite values: one
-    ``isfinite(...).all()`` per array; device arrays are reduced on the device and read back once."""
-    dev_flags = []
-    xp = None
-    for a in arrays:
-        if not is_inexact(a.dtype):
-            continue
-        if isinstance(a, _np.ndarray):
-            if not _np.isfinite(a).all():
-                return False
-        else:   # a CuPy array: keep the flag on the GPU, one synchronisation below
-            if xp is None:
-                xp = array_module(a)
-            dev_flags.append(xp.isfinite(a).all())
-    if dev_flags:
-        return bool(xp.stack(dev_flags).all())
-    return True
+def arguments_from_loss_scale(loss_scale, who="LossScaleOptimizer"):
+    """The ``LossScaleOptimizer`` keyword arguments (``dynamic``, ``initial_scale``,
+    ``dynamic_growth_steps``) for a TF 2.4 ``loss_scale``: ``"dynamic"``, a number, a
+    ``FixedLossScale``, a ``DynamicLossScale`` (multiplier 2) or a serialized one; TF 2.4's
+    TypeError for another ``LossScale``, its ValueError for anything else."""
+    if isinstance(loss_scale, dict):
+        loss_scale = deserialize_loss_scale(loss_scale, who)
+    if isinstance(loss_scale, numbers.Real) and not isinstance(loss_scale, bool):
+        return {"dynamic": False, "initial_scale": loss_scale}
+    if isinstance(loss_scale, FixedLossScale):
+        return {"dynamic": False, "initial_scale": loss_scale.loss_scale_value}
+    if isinstance(loss_scale, str) and loss_scale == "dynamic":
+        return {}
+    if isinstance(loss_scale, DynamicLossScale):
+        if loss_scale.multiplier != 2:
+            raise ValueError(f'When passing a DynamicLossScale to "loss_scale", '
+                             f'DynamicLossScale.multiplier must be 2. Got: {loss_scale!r}')
+        return {"initial_scale": loss_scale.initial_loss_scale,
+                "dynamic_growth_steps": loss_scale.increment_period}
+    if isinstance(loss_scale, LossScale):
+        raise TypeError(f"Passing a LossScale that is not a FixedLossScale or a DynamicLossScale "
+                        f"is no longer supported. Got: {loss_scale!r}")
+    raise ValueError(f'Invalid value passed to loss_scale. loss_scale must be the string '
+                     f'"dynamic" (recommended), an int, a float, a FixedLossScale, or a '
+                     f'DynamicLossScale. Got value: {loss_scale!r}')
 
 
 class LossScaleOptimizer(Optimizer):
@@ -134,12 +142,15 @@ class LossScaleOptimizer(Optimizer):
         d["_dynamic"] = dynamic
         d["_initial_scale"] = float(initial_scale)
         d["_growth_steps"] = dynamic_growth_steps
-        d["_loss_scale"] = Variable(_np.float32(initial_scale), trainable=False,
-                                    name="LossScaleOptimizer/loss_scale", dtype="float32",
-                                    device="cpu")
-        d["_good_steps"] = Variable(_np.int64(0), trainable=False,
-                                    name="LossScaleOptimizer/good_steps", dtype="int64",
-                                    device="cpu")
+        # the loss scale itself (TF 2.4's classes); a dynamic one's variables are this
+        # optimizer's checkpointed state
+        if dynamic:
+            state = DynamicLossScale(initial_scale, dynamic_growth_steps, _MULTIPLIER)
+            d["_loss_scale"] = state._current_loss_scale
+            d["_good_steps"] = state._num_good_steps
+        else:
+            state = FixedLossScale(initial_scale)
+        d["_loss_scale_state"] = state
 
     # ================================================================ attribute delegation
     def __getattr__(self, name):
@@ -172,7 +183,7 @@ class LossScaleOptimizer(Optimizer):
     @property
     def loss_scale(self):
         """The current loss scale, a float32 scalar (a snapshot of the state variable)."""
-        return self._loss_scale.value()
+        return self._loss_scale_state()
 
     @property
     def dynamic_counter(self):
@@ -191,7 +202,7 @@ class LossScaleOptimizer(Optimizer):
 
     def _scale(self):
         # a host variable ("cpu"): reading it never waits for a device
-        return float(_backend(self._loss_scale))
+        return self._loss_scale_state._value()
 
     def get_scaled_loss(self, loss):
         """``loss * loss_scale`` (recorded on the tapes following ``loss``); a callable
@@ -223,22 +234,10 @@ class LossScaleOptimizer(Optimizer):
         return _each_gradient(grads, unscale)
 
     def _update_scale(self, finite):
-        """The dynamic loss-scale state machine (TF 2.4's DynamicLossScale.update)."""
-        if not self._dynamic:
-            return
-        # written through the variables, so a distributed loss-scale state sees the update
-        s, c = self._loss_scale, self._good_steps
-        if finite:
-            n = int(_backend(c)) + 1
-            if n >= self._growth_steps:
-                new = self._scale() * _MULTIPLIER
-                if new <= _F32_MAX:           # a doubled scale that overflows is not taken
-                    s.assign(_np.float32(new))
-                n = 0
-            c.assign(_np.int64(n))
-        else:
-            s.assign(_np.float32(max(self._scale() / _MULTIPLIER, 1.0)))
-            c.assign(_np.int64(0))
+        """The dynamic scale's state machine (``DynamicLossScale``), for the decision taken on
+        the aggregated gradients (the same on every replica, so no flag is reduced again)."""
+        if self._dynamic:
+            self._loss_scale_state._update_with(finite)
 
     # ================================================================ the update
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
@@ -349,6 +348,8 @@ class LossScaleOptimizer(Optimizer):
 
     # ================================================================ checkpoint hooks
     def _trackable_children(self):
+        if not self._dynamic:       # a fixed scale is configuration, not state (as TF 2.4)
+            return {"inner_optimizer": self._inner}
         return {"inner_optimizer": self._inner, "loss_scale": self._loss_scale,
                 "good_steps": self._good_steps}
 
@@ -370,6 +371,12 @@ class LossScaleOptimizer(Optimizer):
     def from_config(cls, config, custom_objects=None):
         from .. import optimizers as _optimizers
         config = dict(config)
+        if "loss_scale" in config:
+            # TF 2.3's config (``optimizer``, ``loss_scale``: a serialized loss scale), read as
+            # TF 2.4 reads it
+            config.update(arguments_from_loss_scale(config.pop("loss_scale"),
+                                                    "LossScaleOptimizer.from_config"))
+            config["inner_optimizer"] = config.pop("optimizer")
         inner = config.pop("inner_optimizer")
         if isinstance(inner, dict):
             inner = _optimizers.deserialize(inner, custom_objects=custom_objects)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 
 from . import policy as _policy
 
@@ -15,9 +16,16 @@ __all__ = ["Policy", "check_loss_scale"]
 
 
 def check_loss_scale(loss_scale, who):
-    """``loss_scale`` as a policy keeps it: None, ``"dynamic"`` or a positive number (a
-    float); a ValueError naming ``who`` for anything else."""
-    if loss_scale is None or loss_scale == "dynamic":
+    """``loss_scale`` as a policy keeps it: None, ``"dynamic"``, a positive number (a float),
+    or a ``DynamicLossScale`` (a ``FixedLossScale`` is kept as its number); a ValueError naming
+    ``who`` for anything else."""
+    if isinstance(loss_scale, str) and loss_scale == "dynamic" or loss_scale is None:
+        return loss_scale
+    # the loss scales sit a floor up, with the optimizer: an instance means they are loaded
+    ls = sys.modules.get("tnp_train.mixed_precision.loss_scale")
+    if ls is not None and isinstance(loss_scale, ls.FixedLossScale):
+        return loss_scale.loss_scale_value
+    if ls is not None and isinstance(loss_scale, ls.DynamicLossScale):
         return loss_scale
     if isinstance(loss_scale, bool) or not isinstance(loss_scale, numbers.Real) or \
             not math.isfinite(loss_scale) or loss_scale <= 0:
@@ -29,7 +37,8 @@ def check_loss_scale(loss_scale, who):
 class Policy(_policy.Policy):
     """Mirrors ``tf.keras.mixed_precision.experimental.Policy(name, loss_scale="auto")`` (TF
     2.4): a :class:`~tnp_train.mixed_precision.Policy` with the loss scale ``compile`` applies
-    (``"auto"``: ``"dynamic"`` for ``"mixed_float16"``, else None)."""
+    (``"auto"``: ``"dynamic"`` for ``"mixed_float16"``, else None; a ``FixedLossScale`` is kept
+    as its number, a ``DynamicLossScale`` as itself)."""
 
     def __init__(self, name, loss_scale="auto"):
         super().__init__(name)

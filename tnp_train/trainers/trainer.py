@@ -128,10 +128,10 @@ class Trainer:
         scale = getattr(policy, "loss_scale", "dynamic" if policy.name == "mixed_float16"
                         else None)
         if scale is not None:
-            from ..mixed_precision import LossScaleOptimizer
-            if not isinstance(opt, LossScaleOptimizer):
-                opt = LossScaleOptimizer(opt) if scale == "dynamic" else \
-                    LossScaleOptimizer(opt, dynamic=False, initial_scale=scale)
+            from ..mixed_precision import loss_scale_optimizer as _lso
+            if not isinstance(opt, _lso.LossScaleOptimizer):
+                opt = _lso.LossScaleOptimizer(opt, **_lso.arguments_from_loss_scale(
+                    scale, "compile"))
         if strategy is not None:
             _dist.install_gradient_aggregator(strategy, opt)
         self.__dict__["optimizer"] = opt

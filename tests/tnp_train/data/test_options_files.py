@@ -51,7 +51,9 @@ def test_options_are_typed_and_closed():
                                              "Options"):
         o.experimental_foo = 1
     with pytest.raises(AttributeError):
-        o.experimental_optimization.autotune = True  # not kept by tt.data
+        o.experimental_stats.latency_all_edges = True  # TF's statistics: not in tt.data
+    with pytest.raises(AttributeError):
+        o.experimental_optimization.map_fuse = True    # no such optimization
     o.experimental_threading.private_threadpool_size = 4
     assert o.experimental_threading.private_threadpool_size == 4
 
