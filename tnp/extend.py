@@ -267,7 +267,54 @@ def host_call(fn, *args, shape, dtype, **kwargs):
     return fn(*args, **kwargs)
 
 
-__all__ += ["set_backend_array", "unwrap", "tracing", "effect", "storage", "host_call"]
+def is_traced(x):
+    """Whether ``x`` is a tnp array whose value a function being traced by this thread only
+    knows when it runs (a traced array, or an array read from outside, which may hold other
+    values at the next call): where a library decides between :func:`control_switch` /
+    :func:`control_while` and plain Python control flow."""
+    if not _traces or not isinstance(x, _ndarray):
+        return False
+    from ._jit.control import is_traced as _is_traced
+
+    return _is_traced(x)
+
+
+def control_switch(index, branches, default=None, check=None, name="switch"):
+    """While this thread traces: one node of the compiled function that runs, at every run,
+    only the branch ``branches[index]`` chooses (a traced boolean index: ``[false, true]``);
+    each branch is a function of no arguments returning a flat sequence of arrays, traced once
+    on its own. Returns the traced outputs (a list). See ``tnp._jit.control.switch``."""
+    from ._jit.control import switch
+
+    return switch(index, branches, default=default, check=check, name=name)
+
+
+def control_while(cond, body, loop_vars, maximum_iterations=None, check=None,
+                  name="while_loop"):
+    """While this thread traces: one node of the compiled function that repeats ``loop_vars =
+    body(*loop_vars)`` while ``cond(*loop_vars)`` holds, at every run (``loop_vars``: a flat
+    sequence of arrays). Returns the traced final loop variables (a list). See
+    ``tnp._jit.control.while_loop``."""
+    from ._jit.control import while_loop
+
+    return while_loop(cond, body, loop_vars, maximum_iterations=maximum_iterations,
+                      check=check, name=name)
+
+
+def forget_traced(x):
+    """Tell the tracer of this thread that traced value ``x`` will not be used again (a
+    condition evaluated only to learn that it is traced). tnp answers every boolean scalar
+    result with one of two shared objects; a later operation giving the same object is then
+    not ambiguous."""
+    if not _traces or not isinstance(x, _ndarray):
+        return
+    from ._jit.control import forget
+
+    forget(x)
+
+
+__all__ += ["set_backend_array", "unwrap", "tracing", "effect", "storage", "host_call",
+            "is_traced", "control_switch", "control_while", "forget_traced"]
 
 
 _JIT_NAMES = ("JitFallbackWarning", "RetraceWarning", "TraceError", "UnsupportedTrace",

@@ -27,7 +27,9 @@ _NAMES = {"GradientTape": "autodiff", "Variable": "autodiff", "VariableAggregati
           "stop_gradient": "autodiff", "variable_creator_scope": "autodiff",
           "Input": "layers", "Model": "models", "Sequential": "models",
           "function": "compiler", "config": "compiler", "TensorSpec": "data",
-          "vectorized_map": "compiler"}
+          "vectorized_map": "compiler", "cond": "compiler", "while_loop": "compiler",
+          "switch_case": "compiler", "map_fn": "compiler", "range": "compiler",
+          "autograph": "compiler"}
 
 __all__ = sorted(_NAMES) + sorted(set(_SUBPACKAGES) - {"autodiff", "checkpoint", "ops",
                                                         "trainers", "compiler"})

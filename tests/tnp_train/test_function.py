@@ -77,7 +77,8 @@ def test_a_value_python_needs_runs_eagerly_with_a_warning_or_fails_with_jit_comp
             return x * 2
         return -x
 
-    g = tt.function(f)
+    # autograph=False: Python's if needs the value (AutoGraph's conversion: test_control_flow)
+    g = tt.function(f, autograph=False)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         np.testing.assert_array_equal(np.asarray(g(tnp.ones(3))), [2.0] * 3)
@@ -85,7 +86,7 @@ def test_a_value_python_needs_runs_eagerly_with_a_warning_or_fails_with_jit_comp
     msgs = [str(m.message) for m in w if issubclass(m.category, JitFallbackWarning)]
     assert len(msgs) == 1 and "if x.sum() > 0:" in msgs[0]
     with pytest.raises(TraceError, match="bool"):
-        tt.function(f, jit_compile=True)(tnp.ones(3))
+        tt.function(f, jit_compile=True, autograph=False)(tnp.ones(3))
 
 
 def test_backend_code_is_never_run_on_trace_time_values():

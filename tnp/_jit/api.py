@@ -338,8 +338,8 @@ class JitFunction:
             return _EAGER
         except Exception as e:
             # maybe the dummy values (an inverse of zeros...), maybe the user's own error:
-            # the eager call tells which
-            if self.fallback == "raise":
+            # the eager call tells which (an error that says it is the user's: raised)
+            if self.fallback == "raise" or getattr(e, "tnp_trace_final", False):
                 raise
             r = fn(*args, **kwargs)
             self._warn_once(("trace", repr(e)), f"tnp.jit: tracing {getattr(fn, '__name__', 'f')}"

@@ -111,7 +111,7 @@ class Node:
     """
 
     __slots__ = ("id", "name", "call", "mode", "args", "kwargs", "result", "outputs", "writes",
-                 "where", "info", "operator")
+                 "where", "info", "operator", "sub")
 
     def __init__(self, nid, name, call, mode, args, kwargs, where):
         self.id = nid
@@ -126,6 +126,7 @@ class Node:
         self.where = where
         self.info = None        # filled by the fusion pass: how it fuses
         self.operator = None    # the Python operator when reported by one ('__add__'...)
+        self.sub = None         # a control-flow node's driver (its sub-programs: control.py)
 
     def inputs(self):
         """The values this node reads (in template order, without repeats)."""
@@ -208,6 +209,9 @@ class Graph:
                     lines.append(f"    | {m.describe()}{_where(m)}")
                 continue
             lines.append(f"  {n.describe()}{_where(n)}")
+            if n.sub is not None:
+                for text in n.sub.describe():
+                    lines.extend("    | " + line for line in text.splitlines())
         outs = []
         walk_template(self.output, lambda leaf: outs.append(leaf.value.name))
         lines.append("  return " + (", ".join(outs) if outs else repr(self.output)))

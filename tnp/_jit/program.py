@@ -278,7 +278,7 @@ def _keeps(n):
     random numbers (the generator advances) or is an effect."""
     name = n.name
     return bool(n.writes) or name.startswith(("effect:", "random.", "inplace_")) or \
-        name == "setitem"
+        name == "setitem" or (n.mode == "control" and n.sub.effectful)
 
 
 def _prune(graph):
@@ -405,7 +405,7 @@ def build_program(graph, fuse=True, donated=()):
 
 def _emit_node(em, n, ufunc_plan, assigned, donations):
     lines = _emit_node_call(em, n, ufunc_plan, assigned, donations)
-    if n.writes and n.mode != "eager":
+    if n.writes and n.mode not in ("eager", "control"):
         # an in-place write counts as one, as eagerly (a tape, or a cached read of a
         # variable, compares versions); an eager node's own operation bumps them
         lines.extend(f"_BV(v{v.id})" for v in n.writes)

@@ -384,6 +384,9 @@ class TraceContext:
         self.vectorize_rules = vectorize_rules
         self.shared = {}        # id -> tnp's True/False Scalar made a tracer (put back after)
         self.ambiguous = set()  # ids of shared scalars that two operations returned
+        self.listener = None    # this trace's listener (``before``), to tell it from others
+        self.scopes = []        # the sub-programs being traced now (control.py), innermost last
+        self.scope_of = {}      # value id -> the sub-program it was made in (closed ones too)
 
     # -- values ------------------------------------------------------------------------
     def add_input(self, tracer, index):
@@ -418,6 +421,13 @@ class TraceContext:
             if v is None:
                 raise UnsupportedTrace("tnp.jit: a traced array from another trace (or a "
                                        "leaked one) was used" + _at(user_location()))
+            if self.scope_of:
+                s = self.scope_of.get(v.id)
+                if s is not None and not any(s is o for o in self.scopes):
+                    raise UnsupportedTrace(
+                        f"tnp.jit: a value computed inside {s.what} (a branch, loop condition "
+                        f"or body traced on its own) is used outside it"
+                        + _at(user_location()) + "; return it from the branch or body instead")
             return Ref(v)
         if isinstance(x, _ndarray):
             if x._dev is not CPU:
@@ -805,6 +815,7 @@ def _listener_for(ctx):
         if tok is not None:
             ctx.after(tok, name, args, kwargs, result)
 
+    ctx.listener = before
     return before, after
 
 

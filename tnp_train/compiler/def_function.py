@@ -11,10 +11,12 @@ What a training step does keeps its meaning:
   metric's accumulators) and ``Optimizer.apply_gradients``, which runs its whole step (the
   learning-rate schedule, the step count, clipping, loss scaling, a strategy's aggregation)
   eagerly on the replayed gradients;
-* a value Python asks for (``if loss > 0:``) cannot be known while tracing: with the default
-  ``jit_compile=None`` that signature runs eagerly, after one warning naming the line (TF's
-  AutoGraph would convert the ``if``; that conversion is not written yet); with
-  ``jit_compile=True`` it is an error, as is anything the compiler cannot replay.
+* with ``autograph=True`` (the default) the function's ``if``, ``while`` and ``for`` statements
+  whose condition or iterable is a traced value become ``tt.cond`` / ``tt.while_loop`` nodes
+  (:mod:`.autograph`); any other value Python asks for (``float(loss)``) cannot be known while
+  tracing: with the default ``jit_compile=None`` that signature runs eagerly, after one
+  warning naming the line; with ``jit_compile=True`` it is an error, as is anything the
+  compiler cannot replay.
 
 Python side effects (``print``, appending to a list) happen while tracing only, as in TF.
 """
@@ -29,6 +31,7 @@ import numpy as _np
 import tnp
 from tnp.extend import JitFallbackWarning, RetraceWarning
 
+from . import autograph as _autograph
 from . import config as _config
 
 __all__ = ["function", "Function", "ConcreteFunction", "RetraceWarning", "JitFallbackWarning",
@@ -56,7 +59,9 @@ class Function:
         self._implements = experimental_implements
         self._autograph_options = experimental_autograph_options
         self._follow_type_hints = experimental_follow_type_hints
-        jit = tnp.jit(lambda *a, **k: python_function(*a, **k))
+        # AutoGraph: if/while/for on traced values become tt.cond / tt.while_loop
+        compiled = _autograph.convert(python_function) if self._autograph else python_function
+        jit = tnp.jit(lambda *a, **k: compiled(*a, **k))
         jit.__name__ = self._name
         # jit_compile=True: everything compiled or a clear error; else a signature that cannot
         # be compiled runs eagerly (one warning), and so does one whose Python code needs a value
@@ -174,7 +179,8 @@ def step_function(step, name, strict):
     ``strict``, a signature that cannot be compiled is an error (``jit_compile=True``); without,
     it runs eagerly, silently, as the step always ran, and so does a step that draws random
     numbers."""
-    fn = Function(step, name=name, jit_compile=bool(strict))
+    # library code, whose conditions are Python's: not converted by AutoGraph
+    fn = Function(step, name=name, jit_compile=bool(strict), autograph=False)
     if not strict:
         fn._jit.fallback = "quiet"
         # conservative: a step that draws random numbers (Dropout, noise layers) keeps
