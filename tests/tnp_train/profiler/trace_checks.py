@@ -19,12 +19,15 @@ def load(path):
 
 
 def run_files(run_dir):
-    """``(worker traces by file name, merged trace)`` of one run folder."""
+    """``(worker traces by file name, merged trace)`` of one run folder (which also holds an
+    XSpace per worker, for TensorBoard's Profile tab)."""
     names = sorted(os.listdir(run_dir))
     workers = {n: load(os.path.join(run_dir, n)) for n in names
                if n.endswith(".trace.json.gz") and not n.startswith("merged.")}
+    xplanes = [n for n in names if n.endswith(".xplane.pb")]
     merged = load(os.path.join(run_dir, "merged.trace.json.gz"))
-    assert set(names) == set(workers) | {"merged.trace.json.gz"}, names
+    assert set(names) == set(workers) | set(xplanes) | {"merged.trace.json.gz"}, names
+    assert len(xplanes) == len(workers), names
     return workers, merged
 
 

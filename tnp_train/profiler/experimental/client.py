@@ -13,7 +13,10 @@ import threading
 import time
 import warnings
 
+from tnp_train.checkpoint._io import atomic_write_bytes
+
 from ..merge import MERGED_NAME, merge_traces, new_run_dir, trace_file_name, write_trace
+from ..xplane import xplane_file_name, xspace_bytes
 from .server import (MAX_DURATION_MS, PROTOCOL_VERSION, REQUEST_MAGIC, RESPONSE_MAGIC,
                      RequestError, parse_request)
 
@@ -176,9 +179,10 @@ def trace(service_addr, logdir, duration_ms, worker_list="", num_tracing_attempt
     ``tf.profiler.experimental.client.trace``; differences: ``service_addr`` may list several
     comma-separated ``host:port``, all asked at once; returns what it wrote).
 
-    Writes ``logdir/plugins/profile/<run>/<host>.<rank>.trace.json.gz`` per worker that answered
-    and ``<run>/merged.trace.json.gz`` (clocks aligned by each trace's
-    ``metadata.clock_offset_us``). A worker that does not answer is named in a RuntimeWarning and
+    Writes ``logdir/plugins/profile/<run>/<host>.<rank>.trace.json.gz`` and its XSpace (the
+    Profile tab's ``<host>.xplane.pb``, ``<host>_rank<r>.xplane.pb`` when several workers were
+    asked) per worker that answered and ``<run>/merged.trace.json.gz`` (clocks aligned by each
+    trace's ``metadata.clock_offset_us``). A worker that does not answer is named in a RuntimeWarning and
     in the result's ``"failed"``; when none answers, raises ConnectionError. Returns ``{"run_dir",
     "files", "merged", "failed"}``.
     """
@@ -192,7 +196,11 @@ def trace(service_addr, logdir, duration_ms, worker_list="", num_tracing_attempt
         raise ConnectionError("profiler capture: no worker answered: " + "; ".join(
             f"{a}: {why}" for a, why in failures.items()))
     run_dir = new_run_dir(logdir)
-    files, names = [], set()
+    files, names, xplanes = [], set(), set()
+    # the XSpaces share worker 0's epoch (the traces' clock_offset_us are to worker 0's clock)
+    epoch = [r["trace"].get("metadata", {}).get("epoch_offset_us") for r in answers.values()
+             if r["trace"].get("metadata", {}).get("rank", r.get("rank")) == 0]
+    epoch = epoch[0] if epoch else None
     for addr, reply in answers.items():
         tr = reply["trace"]
         meta = tr.setdefault("metadata", {})
@@ -204,6 +212,13 @@ def trace(service_addr, logdir, duration_ms, worker_list="", num_tracing_attempt
         names.add(name)
         write_trace(os.path.join(run_dir, name), tr)
         files.append(os.path.join(run_dir, name))
+        xp = xplane_file_name(meta["host"], meta["rank"], len(answers) + len(failures))
+        if xp in xplanes:
+            xp = xp.replace(".xplane.pb", f"_{addr.rsplit(':', 1)[1]}.xplane.pb")
+        xplanes.add(xp)
+        own = float(meta.get("epoch_offset_us") or 0.0)
+        atomic_write_bytes(os.path.join(run_dir, xp),
+                           xspace_bytes(tr, meta["host"], own if epoch is None else epoch))
     merged = os.path.join(run_dir, MERGED_NAME)
     write_trace(merged, merge_traces([r["trace"] for r in answers.values()]))
     if failures:
