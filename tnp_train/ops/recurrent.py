@@ -53,18 +53,20 @@ def _fused_forward(xp, kind, x, W, R, b, h0, c0, mask, rmask, act, ract, reset_a
         XP += b[0] if (kind == "gru" and reset_after) else b
     h = h0
     c = c0
-    out = xp.zeros((B, U), dt)
-    ys = xp.empty((T, B, U), dt)
     HR = xp.empty((T, B, U), dt)           # the (dropped-out) previous state each step used
-    GATES = xp.empty((T, B, G), dt)        # activated gates (LSTM: i f g o; GRU: z r hh)
     HP = xp.empty((T, B, U), dt) if kind == "gru" else None         # h_{t-1}
     EXTRA = xp.empty((T, B, U), dt) if kind in ("lstm", "gru") else None
     CP = xp.empty((T, B, U), dt) if kind == "lstm" else None        # c_{t-1}
-    cache = (XP, HR, GATES, HP, EXTRA, CP)
     if _rnn_cpu.applies(xp, kind, dt, act, ract, reset_after):       # one Numba call per step
+        # the activated gates overwrite the projection (each step reads its own slice first)
+        cache = (None, HR, XP, HP, EXTRA, CP)
         brec = b[1] if (kind == "gru" and b is not None) else None
         ys, h, c = _rnn_cpu.forward(kind, XP, R, brec, h0, c0, mask, rmask, act, ract, cache)
         return ys, h, c, cache
+    out = xp.zeros((B, U), dt)
+    ys = xp.empty((T, B, U), dt)
+    GATES = xp.empty((T, B, G), dt)        # activated gates (LSTM: i f g o; GRU: z r hh)
+    cache = (XP, HR, GATES, HP, EXTRA, CP)
     for t in range(T):
         hr = h if rmask is None else h * rmask
         HR[t] = hr

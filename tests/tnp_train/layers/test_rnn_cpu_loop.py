@@ -24,43 +24,53 @@ KINDS = {"rnn": 1, "lstm": 4, "gru": 3}
 ACTS = list(_rnn_cpu.ACT_CODES)
 
 
-def _sequence(kind, seed, dt, T, B, D, U, mask, rmask, act, ract, numba, parts):
-    """Forward and backward of one sequence through ``_fused_forward``/``_fused_backward``."""
+def _sequence(kind, seed, dt, T, B, D, U, mask, rmask, act, ract, numba, parts,
+              time_major=False, go_backwards=False):
+    """``fused_rnn`` forward and backward (a tape over ``sum(y * wy) + sum(hT * wh) + ...``):
+    the outputs and the gradients of every input, as NumPy arrays."""
     rng = np.random.default_rng(seed)
     G = KINDS[kind] * U
 
     def rand(*shape, scale=1.0):
         return (scale * rng.standard_normal(shape)).astype(dt)
 
-    x, W, R = rand(T, B, D), rand(D, G, scale=0.5), rand(U, G, scale=0.5)
+    lead = (T, B) if time_major else (B, T)
+    x, W, R = rand(*lead, D), rand(D, G, scale=0.5), rand(U, G, scale=0.5)
     b = rand(2, G) if kind == "gru" else rand(G)
     h0 = rand(B, U)
     c0 = rand(B, U) if kind == "lstm" else None
-    m = rng.random((T, B)) > 0.3 if mask else None
+    m = rng.random(lead) > 0.3 if mask else None
     rm = ((rng.random((B, U)) > 0.5) * 2.0).astype(dt) if rmask else None
-    dys = rand(T, B, U) if "seq" in parts else None
-    dlast = rand(B, U) if "last" in parts else None
-    dhT = rand(B, U)
-    dcT = rand(B, U) if kind == "lstm" else None
+    seq = "seq" in parts
+    wy = rand(*lead, U) if seq else rand(B, U) * (1.0 if "last" in parts else 0.0)
+    wh, wc = rand(B, U), rand(B, U)
+    args = [tnp.asarray(a) if a is not None else None for a in (x, W, R, b, h0, c0)]
     original = _rnn_cpu.applies
     if not numba:
-        _rnn_cpu.applies = lambda *args: False
+        _rnn_cpu.applies = lambda *a: False
     try:
         assert _rnn_cpu.applies(np, kind, dt, act, ract, True) == (numba and dt == np.float32)
-        ys, h, c, cache = rec._fused_forward(np, kind, x, W, R, b, h0, c0, m, rm, act, ract, True)
-        grads = rec._fused_backward(np, kind, x, W, R, b, m, rm, act, ract, True, cache, dys,
-                                    dlast, dhT, dcT)
+        with tt.GradientTape() as tape:
+            for a in args:
+                if a is not None:
+                    tape.watch(a)
+            outs = rec.fused_rnn(kind, *args, mask=m, rmask=rm, activation=act,
+                                 recurrent_activation=ract, reset_after=True,
+                                 go_backwards=go_backwards, return_sequences=seq,
+                                 time_major=time_major)
+            loss = sum(tnp.sum(o * tnp.asarray(w)) for o, w in zip(outs, (wy, wh, wc)))
+        grads = tape.gradient(loss, [a for a in args if a is not None])
     finally:
         _rnn_cpu.applies = original
-    return [ys, h] + ([c] if kind == "lstm" else []) + [g for g in grads if g is not None]
+    return [np.asarray(o) for o in outs] + [np.asarray(g) for g in grads]
 
 
-def _compare(kind, seed, **kw):
+def _compare(kind, seed, drawn=False, **kw):
     with np.errstate(all="ignore"):
         exact = _sequence(kind, seed, np.float64, numba=False, **kw)
-    # unbounded activations (relu, linear) may blow up past float32's range: not this test's
-    # subject
-    assume(all(np.abs(e).max() < 1e4 for e in exact))
+    if drawn:   # unbounded activations (relu, linear) may blow past float32's range: not the
+        # subject here
+        assume(all(np.abs(e).max() < 1e4 for e in exact))
     with np.errstate(all="ignore"):
         fast = _sequence(kind, seed, np.float32, numba=True, **kw)
         slow = _sequence(kind, seed, np.float32, numba=False, **kw)
@@ -74,21 +84,27 @@ def _compare(kind, seed, **kw):
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
-@pytest.mark.parametrize("mask,rmask", [(False, False), (True, False), (False, True), (True, True)])
-def test_default_activations(kind, mask, rmask):
+@pytest.mark.parametrize("mask,rmask,layout,parts", [
+    (False, False, "batch", ("last",)), (True, False, "batch", ("seq",)),
+    (False, True, "time-major", ("seq",)), (True, True, "backwards", ("last",)),
+    (True, False, "time-major-backwards", ("seq",)), (True, True, "batch", ())])
+def test_default_activations(kind, mask, rmask, layout, parts):
     _compare(kind, 3, T=9, B=5, D=3, U=6, mask=mask, rmask=rmask, act="tanh", ract="sigmoid",
-             parts=("seq", "last"))
+             parts=parts, time_major=layout.startswith("time"),
+             go_backwards=layout.endswith("backwards"))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(kind=st.sampled_from(list(KINDS)), act=st.sampled_from(ACTS), ract=st.sampled_from(ACTS),
        mask=st.booleans(), rmask=st.booleans(),
-       parts=st.sampled_from([(), ("seq",), ("last",), ("seq", "last")]),
+       parts=st.sampled_from([(), ("seq",), ("last",)]),
+       time_major=st.booleans(), go_backwards=st.booleans(),
        T=st.integers(1, 7), B=st.integers(1, 4), U=st.integers(1, 9),
        seed=st.integers(0, 2 ** 16))
-def test_every_activation_mask_and_cotangent(kind, act, ract, mask, rmask, parts, T, B, U, seed):
-    _compare(kind, seed, T=T, B=B, D=2, U=U, mask=mask, rmask=rmask, act=act, ract=ract,
-             parts=parts)
+def test_every_activation_mask_and_cotangent(kind, act, ract, mask, rmask, parts, time_major,
+                                             go_backwards, T, B, U, seed):
+    _compare(kind, seed, drawn=True, T=T, B=B, D=2, U=U, mask=mask, rmask=rmask, act=act,
+             ract=ract, parts=parts, time_major=time_major, go_backwards=go_backwards)
 
 
 def test_tanh_approximation_matches_float32_tanh():
@@ -98,20 +114,22 @@ def test_tanh_approximation_matches_float32_tanh():
     pos = np.linspace(0, 12, 10001).astype(np.float32)
     z = np.concatenate([-pos[::-1], pos, np.array([0.0, 1e-30, -1e-30, 40.0, -40.0], np.float32)])
     T = z.size
-    x = z.reshape(T, 1, 1)
+    x = z.reshape(1, T, 1)
     W = np.ones((1, 1), np.float32)
     R = np.zeros((1, 1), np.float32)
-    h0 = np.zeros((1, 1), np.float32)
-    cache_args = (None, None, "tanh", "sigmoid", True)
-    ys, _, _, _ = rec._fused_forward(np, "rnn", x, W, R, None, h0, None, *cache_args)
-    y = ys.reshape(-1)
+
+    def run(x):
+        assert _rnn_cpu.applies(np, "rnn", np.float32, "tanh", "sigmoid", True)
+        y, _ = rec.fused_rnn("rnn", tnp.asarray(x), tnp.asarray(W), tnp.asarray(R),
+                             return_sequences=True)
+        return np.asarray(y).reshape(-1)
+
+    y = run(x)
     exact = np.tanh(z.astype(np.float64))
     assert np.abs(y - exact).max() < 1e-7
     assert y[-2] == 1.0 and y[-1] == -1.0 and y[-5] == 0.0
     np.testing.assert_array_equal(y[:10001][::-1], -y[10001:20002])
-    xn = np.full((1, 1, 1), np.nan, np.float32)
-    ys, _, _, _ = rec._fused_forward(np, "rnn", xn, W, R, None, h0, None, *cache_args)
-    assert np.isnan(ys).all()
+    assert np.isnan(run(np.full((1, 1, 1), np.nan, np.float32))).all()
 
 
 @pytest.mark.parametrize("layer", ["lstm", "gru", "bidirectional-mask"])
@@ -146,7 +164,8 @@ def test_layers_take_the_loop_and_agree_with_numpy(layer, monkeypatch):
 
     calls = []
     original_forward = _rnn_cpu.forward
-    monkeypatch.setattr(_rnn_cpu, "forward", lambda *a: calls.append(1) or original_forward(*a))
+    monkeypatch.setattr(_rnn_cpu, "forward",
+                        lambda *a: calls.append(1) or original_forward(*a))
     fast = run()
     assert calls, "the Numba loop did not run"
     monkeypatch.setattr(_rnn_cpu, "applies", lambda *args: False)
