@@ -211,6 +211,8 @@ def main(argv=None):
     for impl in impls:
         for m in models:
             try:
+                if impl not in makers:
+                    raise ValueError(f"unknown implementation; choose from {', '.join(makers)}")
                 tr = makers[impl](m)
                 tr.run(x[:2 * BATCH], y[:2 * BATCH], *((lengths[:2 * BATCH],) if impl == "torch" else ()))
                 trainers[impl, m] = tr                      # built and warmed up (traced)

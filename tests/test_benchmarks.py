@@ -103,3 +103,20 @@ def test_scaling_model_report_from_the_measured_file():
                 assert sm.efficiency(m, n, fast, 8, overlap=overlap) >= e
             assert sm.efficiency(m, n, tr, 8, overlap="pipeline") >= \
                 sm.efficiency(m, n, tr, 8, overlap="none")
+
+
+def test_rnn_benchmark_smoke_run(tmp_path):
+    """benchmarks/rnn.py: one round of one step per model; missing anchors are reported, not
+    fatal; every tnp_train model trains (a positive time per step)."""
+    out = tmp_path / "rnn.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "rnn.py"), "--impls", "tnp,no_such_impl",
+         "--models", "gru,mask", "--rounds", "1", "--steps", "1", "--json-out", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=280)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert set(data["ms_per_step"]) == {"tnp/gru", "tnp/mask"}
+    assert all(v > 0 for v in data["ms_per_step"].values())
+    assert "no_such_impl" in data["unavailable"]
+    assert "| gru |" in proc.stdout and "| mask |" in proc.stdout
