@@ -14,10 +14,9 @@ import tnp
 from ..errors import InvalidArgumentError
 from ..errors import DataLossError
 from ..io.tfrecord import compression_of
-from ._files import file_source, names_of, path_of, positive_int, shard_files, string_scalar
-from ._rows import AUTOTUNE, UNKNOWN
+from ._files import path_of, positive_int, string_scalar
 from ._structure import TensorSpec, check_no_lists
-from ._tfrecord import _RecordsIterator
+from ._tfrecord import RecordFilesDataset
 from .dataset import Dataset
 
 __all__ = ["FixedLengthRecordDataset", "SqlDataset"]
@@ -83,14 +82,14 @@ def _fixed_records(path, record, header, footer, compression, buffer_size):
                           else 0, record)
 
 
-class FixedLengthRecordDataset(Dataset):
+class FixedLengthRecordDataset(RecordFilesDataset):
     """Mirrors ``tf.data.FixedLengthRecordDataset(filenames, record_bytes, header_bytes=None,
     footer_bytes=None, buffer_size=None, compression_type=None, num_parallel_reads=None)``:
     each record a string scalar of ``record_bytes`` bytes, read after ``header_bytes`` and
     before ``footer_bytes`` of each file. With ``num_parallel_reads`` > 1, that many files are
     read in turn, one record from each (TF's deterministic order), on one thread."""
 
-    _file_source = True
+    _op = _OP
 
     def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None,
                  buffer_size=None, compression_type=None, num_parallel_reads=None, name=None):
@@ -102,53 +101,13 @@ class FixedLengthRecordDataset(Dataset):
         self._buffer = None if not buffer_size else \
             positive_int(buffer_size, "buffer_size", _OP, 0)
         self._compression = compression_of(compression_type, _OP)
-        if num_parallel_reads is None:
-            cycle = 1
-        else:
-            cycle = positive_int(num_parallel_reads, "num_parallel_reads", _OP, 1,
-                                 allow_minus_one=True)
-            if cycle == AUTOTUNE:
-                cycle = max(1, os.cpu_count() or 1)
-        if isinstance(filenames, Dataset):
-            self._names, self._names_ds = None, filenames
-        else:
-            self._names, self._names_ds = names_of(filenames, _OP, "filenames"), None
-        self._cycle = cycle
-        self._num_parallel_reads = num_parallel_reads
+        self._set_files(filenames, num_parallel_reads)
 
     def _open(self, name):
         return _fixed_records(path_of(name, _OP), self._record, self._header, self._footer,
                               self._compression, self._buffer)
 
-    def _iter_elements(self):
-        names = self._names if self._names is not None else self._names_ds._iter_elements()
-        return _RecordsIterator(names, self._cycle, self._open)
-
-    def _inputs(self):
-        return () if self._names_ds is None else (self._names_ds,)
-
-    def _cardinality(self):
-        return UNKNOWN
-
-    def _compute_spec(self):
-        return TensorSpec((), "S")
-
-    # file-source protocol (see _files.file_source)
-    def _files(self):
-        if self._names is not None:
-            return [os.fsdecode(n) for n in self._names]
-        inner = file_source(self._names_ds)
-        if inner is not None:
-            return inner._files()
-        return [os.fsdecode(path_of(e, _OP)) for e in self._names_ds._iter_elements()]
-
-    def _sharded(self, num_shards, index):
-        if self._names is not None:
-            names = self._names[index::num_shards]
-        else:
-            names = shard_files(self._names_ds, num_shards, index)
-            if names is None:
-                names = self._names_ds.shard(num_shards, index)
+    def _with_files(self, names):
         return FixedLengthRecordDataset(names, self._record, self._header, self._footer,
                                         self._buffer, self._compression or None,
                                         self._num_parallel_reads)

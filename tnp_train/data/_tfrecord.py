@@ -80,39 +80,29 @@ class _RecordsIterator:
         self._index = (i + 1) % len(self._current)
 
 
-class TFRecordDataset(Dataset):
-    """Mirrors ``tf.data.TFRecordDataset(filenames, compression_type=None, buffer_size=None,
-    num_parallel_reads=None)``: the records of TFRecord files, each a string scalar.
-    ``filenames`` is a name, a list or 1-d array of names, or a Dataset of names;
-    ``compression_type`` ``""``/None, ``"ZLIB"`` or ``"GZIP"``. With ``num_parallel_reads`` > 1
-    that many files are read in turn, one record from each (TF's deterministic order), here by
-    one thread. A corrupt record raises ``tt.errors.DataLossError``."""
+class RecordFilesDataset(Dataset):
+    """The records of a list of files (or of a Dataset of names), ``num_parallel_reads`` of
+    them read in turn, one record from each (TF's deterministic order), on one thread: what
+    ``TFRecordDataset`` and ``FixedLengthRecordDataset`` share. A subclass sets its own fields,
+    calls :meth:`_set_files` and defines ``_open(name)`` (an iterator of records) and
+    ``_with_files(names)`` (the same dataset over other files: a shard)."""
 
     _file_source = True
 
-    def __init__(self, filenames, compression_type=None, buffer_size=None,
-                 num_parallel_reads=None, name=None):
-        self._compression = compression_of(compression_type, _OP)
-        if buffer_size is None or buffer_size == 0:
-            self._buffer = None
-        else:
-            self._buffer = positive_int(buffer_size, "buffer_size", _OP, 0)
+    def _set_files(self, filenames, num_parallel_reads):
         if num_parallel_reads is None:
             cycle = 1
         else:
-            cycle = positive_int(num_parallel_reads, "num_parallel_reads", _OP, 1,
+            cycle = positive_int(num_parallel_reads, "num_parallel_reads", self._op, 1,
                                  allow_minus_one=True)
             if cycle == AUTOTUNE:
                 cycle = max(1, os.cpu_count() or 1)
         if isinstance(filenames, Dataset):
             self._names, self._names_ds = None, filenames
         else:
-            self._names, self._names_ds = names_of(filenames, _OP, "filenames"), None
+            self._names, self._names_ds = names_of(filenames, self._op, "filenames"), None
         self._cycle = cycle
         self._num_parallel_reads = num_parallel_reads
-
-    def _open(self, name):
-        return _file_records(path_of(name, _OP), self._compression, self._buffer)
 
     def _iter_elements(self):
         names = self._names if self._names is not None else self._names_ds._iter_elements()
@@ -134,7 +124,7 @@ class TFRecordDataset(Dataset):
         inner = file_source(self._names_ds)
         if inner is not None:
             return inner._files()
-        return [os.fsdecode(path_of(e, _OP)) for e in self._names_ds._iter_elements()]
+        return [os.fsdecode(path_of(e, self._op)) for e in self._names_ds._iter_elements()]
 
     def _sharded(self, num_shards, index):
         if self._names is not None:
@@ -143,5 +133,31 @@ class TFRecordDataset(Dataset):
             names = shard_files(self._names_ds, num_shards, index)
             if names is None:
                 names = self._names_ds.shard(num_shards, index)
+        return self._with_files(names)
+
+
+class TFRecordDataset(RecordFilesDataset):
+    """Mirrors ``tf.data.TFRecordDataset(filenames, compression_type=None, buffer_size=None,
+    num_parallel_reads=None)``: the records of TFRecord files, each a string scalar.
+    ``filenames`` is a name, a list or 1-d array of names, or a Dataset of names;
+    ``compression_type`` ``""``/None, ``"ZLIB"`` or ``"GZIP"``. With ``num_parallel_reads`` > 1
+    that many files are read in turn, one record from each (TF's deterministic order), here by
+    one thread. A corrupt record raises ``tt.errors.DataLossError``."""
+
+    _op = _OP
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None, name=None):
+        self._compression = compression_of(compression_type, _OP)
+        if buffer_size is None or buffer_size == 0:
+            self._buffer = None
+        else:
+            self._buffer = positive_int(buffer_size, "buffer_size", _OP, 0)
+        self._set_files(filenames, num_parallel_reads)
+
+    def _open(self, name):
+        return _file_records(path_of(name, _OP), self._compression, self._buffer)
+
+    def _with_files(self, names):
         return TFRecordDataset(names, self._compression or None, self._buffer,
                                self._num_parallel_reads)
