@@ -16,7 +16,8 @@ batch 32, sequences of 200 tokens, post-padded with zeros to lengths 20-200), Em
 
 Implementations (the ones that cannot be imported are reported as unavailable):
 
-  tnp       tnp_train ``Model.fit`` (the default: a compiled step where it can be)
+  tnp       tnp_train ``Model.fit`` (the default: a compiled step)
+  tnp-eager tnp_train ``Model.fit`` with ``compile(run_eagerly=True)`` (not in the default set)
   keras     tf_keras (``TF_USE_LEGACY_KERAS=1``) or ``tf.keras`` ``Model.fit``
   torch     PyTorch eager: ``nn.Embedding``/``nn.LSTM``/``nn.GRU``/``nn.Linear``, ``optim.Adam``,
             ``BCEWithLogitsLoss``
@@ -69,7 +70,7 @@ def make_data(steps, seed=0):
 
 
 # ----------------------------------------------------------------------------- Keras-shaped
-def build_keras_like(k, name):
+def build_keras_like(k, name, **compile_kw):
     """The model ``name`` with a Keras-shaped API ``k`` (tnp_train or keras)."""
     L = k.layers
     inp = k.Input((SEQ,), dtype="int32")
@@ -88,15 +89,15 @@ def build_keras_like(k, name):
         h = L.Bidirectional(L.LSTM(UNITS))(h)
     out = L.Dense(1, activation="sigmoid")(h)
     model = k.Model(inp, out)
-    model.compile(optimizer=k.optimizers.Adam(1e-3), loss="binary_crossentropy")
+    model.compile(optimizer=k.optimizers.Adam(1e-3), loss="binary_crossentropy", **compile_kw)
     return model
 
 
 class FitTrainer:
     """``fit`` of a Keras-shaped model; ``run(x, y)`` returns ms per step (callback-timed)."""
 
-    def __init__(self, k, name, callback_base):
-        self.model = build_keras_like(k, name)
+    def __init__(self, k, name, callback_base, **compile_kw):
+        self.model = build_keras_like(k, name, **compile_kw)
         marks = self.marks = {}
 
         class Timer(callback_base):
@@ -117,10 +118,11 @@ class FitTrainer:
         return (m["t1"] - m["t0"]) / m["n"] * 1e3
 
 
-def make_tnp(name):
+def make_tnp(name, eager=False):
     import tnp_train as tt
 
-    return FitTrainer(tt, name, tt.callbacks.Callback)
+    kw = {"run_eagerly": True} if eager else {}
+    return FitTrainer(tt, name, tt.callbacks.Callback, **kw)
 
 
 def make_keras(name):
@@ -206,7 +208,8 @@ def main(argv=None):
         if m not in MODELS:
             ap.error(f"unknown model {m!r}; choose from {', '.join(MODELS)}")
     x, lengths, y = make_data(args.steps)
-    makers = {"tnp": make_tnp, "keras": make_keras, "torch": TorchTrainer}
+    makers = {"tnp": make_tnp, "tnp-eager": lambda m: make_tnp(m, eager=True),
+              "keras": make_keras, "torch": TorchTrainer}
     trainers, unavailable = {}, {}
     for impl in impls:
         for m in models:

@@ -7,6 +7,14 @@
     plugin:tnp_plugins:mlp_tape,plugin:tnp_plugins:mlp_fit,\\
     plugin:tnp_compiled_plugins:mlp_tape_function,plugin:tnp_compiled_plugins:mlp_fit_jit
 
+The small CNN of ``train_cnn.py`` the same way (its convolutions and poolings are primitives
+of the compiled program: ``tnp.extend.primitive``):
+
+    cd /work/shared/bench && env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \\
+        PYTHONPATH=/work/main/benchmarks /work/main/.venv/bin/python train_cnn.py --threads 1 \\
+        --impls numpy-im2col,torch,plugin:tnp_compiled_plugins:cnn_fit_jit,\\
+    plugin:tnp_compiled_plugins:cnn_fit_eager,plugin:tnp_compiled_plugins:cnn_tape_function
+
 The same model, weights, batches, SGD(momentum) and loss as ``tnp_plugins``; the step is
 ``tt.function(jit_compile=True)`` around the same tape code, or ``fit`` after
 ``compile(..., jit_compile=True)`` (``mlp_fit_eager``: ``run_eagerly=True``, the eager steps).
@@ -100,3 +108,29 @@ def mlp_fit_eager(ctx):
     """``fit`` with ``run_eagerly=True``: the eager steps, for comparison (``tnp_plugins``'s
     ``mlp_fit`` now runs compiled steps, fit's default)."""
     return _Compiled(ctx, _mlp, use_fit=True, jit_compile=False)
+
+
+def _cnn(tt, ctx):
+    # the harness's small CNN (train_cnn.py's keras_model), weights in its order
+    c = ctx["cfg"]
+    L = tt.layers
+    return tt.Sequential([
+        tt.Input((c["hw"], c["hw"], c["cin"])),
+        L.Conv2D(c["c1"], 3, padding="same", activation="relu"), L.MaxPooling2D(2),
+        L.Conv2D(c["c2"], 3, padding="same", activation="relu"), L.MaxPooling2D(2),
+        L.Flatten(), L.Dense(c["classes"])])
+
+
+def cnn_tape_function(ctx):
+    """The CNN's GradientTape step in ``tt.function(jit_compile=True)``: each convolution and
+    pooling is one primitive node forward and one backward (``tnp.extend.primitive``)."""
+    return _Compiled(ctx, _cnn, use_fit=False)
+
+
+def cnn_fit_jit(ctx):
+    return _Compiled(ctx, _cnn, use_fit=True)
+
+
+def cnn_fit_eager(ctx):
+    """``fit`` with ``run_eagerly=True``: the eager steps, for comparison."""
+    return _Compiled(ctx, _cnn, use_fit=True, jit_compile=False)

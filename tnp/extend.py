@@ -267,6 +267,30 @@ def host_call(fn, *args, shape, dtype, **kwargs):
     return fn(*args, **kwargs)
 
 
+def primitive(fn, *args, name=None, **kwargs):
+    """``fn(*args, **kwargs)``, a library operation computed on backend arrays (NumPy, Numba or
+    CuPy kernels), callable inside compiled functions: now, or, while this thread traces a
+    function, as ONE node of the compiled program that runs ``fn`` at every call with that
+    call's values.
+
+    ``fn`` takes tnp arrays (it may read their :func:`backend_array`) and returns a tnp array or
+    a list/tuple/dict of them; None stays None; any other object it returns (its caches, a
+    closure over them: what a hand-written backward needs) is, while tracing, an opaque value,
+    made anew by every run and handed to the later primitives given it, so a forward's saved
+    values flow to its backward node. While tracing, ``fn`` also runs once on the trace-time
+    values (placeholders' dummies), which tells the shapes and dtypes of its results: it must
+    be a pure function of its arguments (no writes into them, no state; use :func:`effect` for
+    those) whose results' structure, shapes and dtypes do not depend on the values, and must
+    not close over a traced array (pass it as an argument). ``name`` labels the node."""
+    if _traces:
+        from ._jit.tracer import NOT_TRACING, record_primitive
+
+        r = record_primitive(fn, args, kwargs, name)
+        if r is not NOT_TRACING:
+            return r
+    return fn(*args, **kwargs)
+
+
 def is_traced(x):
     """Whether ``x`` is a tnp array whose value a function being traced by this thread only
     knows when it runs (a traced array, or an array read from outside, which may hold other
@@ -313,7 +337,7 @@ def forget_traced(x):
     forget(x)
 
 
-__all__ += ["set_backend_array", "unwrap", "tracing", "effect", "storage", "host_call",
+__all__ += ["set_backend_array", "unwrap", "tracing", "effect", "storage", "host_call", "primitive",
             "is_traced", "control_switch", "control_while", "forget_traced"]
 
 

@@ -22,7 +22,7 @@ class Value:
     """
 
     __slots__ = ("id", "shape", "dtype", "scalar", "origin", "node", "index", "storage", "strides",
-                 "c_contiguous")
+                 "c_contiguous", "opaque", "deps")
 
     def __init__(self, vid, backend, origin, node=None, index=None):
         self.id = vid
@@ -35,6 +35,10 @@ class Value:
         self.storage = vid
         self.strides = None if self.scalar else backend.strides
         self.c_contiguous = (not self.scalar) and backend.flags.c_contiguous
+        # an opaque value is a Python object a primitive made (its caches, a closure), not an
+        # array: ``deps`` are the values it may hold on to, alive as long as it is read
+        self.opaque = False
+        self.deps = ()
 
     @property
     def name(self):
@@ -42,6 +46,8 @@ class Value:
 
     def describe(self):
         shape = ",".join(str(s) for s in self.shape)
+        if self.opaque:
+            return "opaque"
         kind = "scalar " if self.scalar else ""
         return f"{kind}{self.dtype}[{shape}]"
 
@@ -111,7 +117,7 @@ class Node:
     """
 
     __slots__ = ("id", "name", "call", "mode", "args", "kwargs", "result", "outputs", "writes",
-                 "where", "info", "operator", "sub")
+                 "where", "info", "operator", "sub", "reads")
 
     def __init__(self, nid, name, call, mode, args, kwargs, where):
         self.id = nid
@@ -127,6 +133,7 @@ class Node:
         self.info = None        # filled by the fusion pass: how it fuses
         self.operator = None    # the Python operator when reported by one ('__add__'...)
         self.sub = None         # a control-flow node's driver (its sub-programs: control.py)
+        self.reads = ()         # values read through an opaque argument (a primitive's caches)
 
     def inputs(self):
         """The values this node reads (in template order, without repeats)."""
@@ -137,6 +144,8 @@ class Node:
 
         walk_template(self.args, add)
         walk_template(self.kwargs, add)
+        for v in self.reads:
+            seen.setdefault(v.id, v)
         return list(seen.values())
 
     def describe(self):

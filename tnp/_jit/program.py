@@ -99,7 +99,7 @@ class _Emitter:
     def render(self, t, eager=False):
         tt = type(t)
         if tt is Ref:
-            return f"_W(v{t.value.id})" if eager else f"v{t.value.id}"
+            return f"_W(v{t.value.id})" if eager and not t.value.opaque else f"v{t.value.id}"
         if tt is Cap:
             return self.const(t.obj) if eager else f"v{t.value.id}"
         if tt is list:

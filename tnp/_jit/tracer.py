@@ -34,7 +34,8 @@ from .graph import Cap, Graph, Node, Ref
 from .replay import resolve
 
 __all__ = ["Tracer", "ScalarTracer", "TraceError", "UnsupportedTrace", "trace", "is_tracer",
-           "user_location", "tracing", "record_effect", "record_call"]
+           "user_location", "tracing", "record_effect", "record_call", "record_primitive",
+           "Opaque", "NOT_TRACING"]
 
 _TNP_DIR = os.path.dirname(os.path.abspath(_tnp_pkg.__file__)) + os.sep
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
@@ -412,6 +413,12 @@ class TraceContext:
     def template(self, x):
         """The argument ``x`` as a template: tracers become Refs, arrays from outside Caps."""
         t = type(x)
+        if t is Opaque:
+            v = self.values.get(id(x))
+            if v is None:
+                raise UnsupportedTrace("tnp.jit: an opaque value of another trace (or a leaked "
+                                       "one) was used" + _at(user_location()))
+            return Ref(v)
         if t is Tracer or t is ScalarTracer:
             if id(x) in self.ambiguous:
                 raise UnsupportedTrace(
@@ -802,6 +809,152 @@ def record_call(fn, args, kwargs, shape, dtype, name=None):
     return t
 
 
+# ----------------------------------------------------------------------------- primitives
+NOT_TRACING = object()
+
+
+class Opaque:
+    """What a traced primitive returned that is not an array (its caches, a closure over them):
+    at every run, the object that run's call made, handed to the later primitives given it
+    (a backward pass). ``trace_value`` is the object of the trace-time call."""
+
+    __slots__ = ("trace_value", "label")
+
+    def __init__(self, trace_value, label):
+        self.trace_value = trace_value
+        self.label = label
+
+    def __repr__(self):
+        return f"Opaque<{type(self.trace_value).__name__} from {self.label}>"
+
+    def __getattr__(self, name):
+        raise TraceError(f"tnp.jit: {self!r} is only known when the compiled function runs: "
+                         f"pass it to a primitive (tnp.extend.primitive) instead of reading "
+                         f".{name}" + _at(user_location()))
+
+
+def _closure_tracers(fn):
+    """Whether ``fn`` closes over a traced array (directly or in a list, tuple or dict): its
+    replay would read that array's trace-time dummy instead of the run's value."""
+    cells = getattr(fn, "__closure__", None) or ()
+    self_ = getattr(fn, "__self__", None)
+    objs = [c.cell_contents for c in cells if _cell_set(c)]
+    if self_ is not None:
+        objs.append(self_)
+    for o in objs:
+        items = o.values() if type(o) is dict else o if type(o) in (list, tuple) else (o,)
+        for e in items:
+            if is_tracer(e) or type(e) is Opaque:
+                return True
+    return False
+
+
+def _cell_set(c):
+    try:
+        c.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def record_primitive(fn, args, kwargs, name=None):
+    """While this thread traces: ``fn(*args, **kwargs)``, a computation written on backend
+    arrays, as ONE node of the program (see ``tnp.extend.primitive``); else NOT_TRACING.
+
+    ``fn`` runs once now, on the trace-time values (tracers' dummies, captured arrays' values;
+    handed over as plain tnp arrays, with this thread's trace set aside and no operation
+    reported), which tells the results' structure, shapes and dtypes; the node runs it at every
+    call with that call's values. Among the results, tnp arrays become traced arrays, None
+    stays None, lists/tuples/dicts keep their structure, and every other object becomes an
+    :class:`Opaque` value: the object each run makes, which a later primitive may be given
+    (the forward's caches for its backward). An opaque value keeps the arrays its primitive
+    read alive (no buffer of the program is reused under it) as long as it is read."""
+    ctx = _state.ctx
+    if ctx is None or ctx.thread != threading.get_ident():
+        return NOT_TRACING
+    where = user_location()
+    label = name or getattr(fn, "__qualname__", None) or type(fn).__name__
+    if any(_closure_tracers(c) for c in (fn, *args) if callable(c) and not is_tracer(c)
+           and type(c) is not Opaque):
+        raise UnsupportedTrace(f"tnp.jit: the primitive {label} closes over a traced array; "
+                               f"pass it as an argument" + _at(where))
+    node = Node(len(ctx.graph.nodes), f"primitive:{label}", fn, "eager",
+                ctx.template(tuple(args)), ctx.template(dict(kwargs)), where)
+    reads = {}
+    for v in node.inputs():
+        for d in v.deps:
+            reads.setdefault(d.id, d)
+    node.reads = tuple(reads.values())
+    memo = {}
+    now_args = _trace_values(args, memo)
+    now_kwargs = _trace_values(kwargs, memo)
+    _state.ctx = None
+    try:
+        with _listeners.reporting_suspended():
+            r = fn(*now_args, **now_kwargs)
+    finally:
+        _state.ctx = ctx
+    deps = tuple({v.id: v for v in node.inputs()}.values())
+    out, node.result = _primitive_result(ctx, node, r, deps, label, where)
+    ctx.graph.nodes.append(node)
+    return out
+
+
+def _trace_values(x, memo):
+    """The trace-time values a primitive's ``fn`` is called with while tracing: a tracer as a
+    plain tnp array over its dummy (one per tracer), an opaque value as its trace-time object."""
+    t = type(x)
+    if t is Tracer or t is ScalarTracer:
+        w = memo.get(id(x))
+        if w is None:
+            w = memo[id(x)] = _wrap_as(_ndarray if t is Tracer else _Scalar, x._a)
+        return w
+    if t is Opaque:
+        return x.trace_value
+    if t is list or t is tuple:
+        return t(_trace_values(e, memo) for e in x)
+    if t is dict:
+        return {k: _trace_values(e, memo) for k, e in x.items()}
+    return x
+
+
+def _primitive_result(ctx, node, r, deps, label, where):
+    """``(traced result, result template)`` of a primitive's trace-time result ``r``."""
+    t = type(r)
+    if r is None:
+        return None, None
+    if t is list or t is tuple:
+        pairs = [_primitive_result(ctx, node, e, deps, label, where) for e in r]
+        return t(p[0] for p in pairs), t(p[1] for p in pairs)
+    if t is dict:
+        pairs = {k: _primitive_result(ctx, node, e, deps, label, where) for k, e in r.items()}
+        return {k: p[0] for k, p in pairs.items()}, {k: p[1] for k, p in pairs.items()}
+    if isinstance(r, _ndarray):
+        if r._dev is not CPU:
+            raise UnsupportedTrace(f"tnp.jit: the primitive {label} gave an array on {r._dev}"
+                                   + _at(where))
+        a = r._a
+        tr = _wrap_as(ScalarTracer if isinstance(a, np.generic) else Tracer, a)
+        v = ctx.graph.new_value(a, "node", node=node)
+        ctx._share_storage(v, a, node)
+        ctx.values[id(tr)] = v
+        ctx.keep.append(tr)
+        ctx.backends[v.id] = a
+        node.outputs.append(v)
+        return tr, Ref(v)
+    if isinstance(r, np.ndarray):
+        raise UnsupportedTrace(f"tnp.jit: the primitive {label} gave a NumPy array; give a tnp "
+                               f"array (tnp.extend.wrap)" + _at(where))
+    o = Opaque(r, label)
+    v = ctx.graph.new_value(np.empty((), object), "node", node=node)
+    v.opaque = True
+    v.deps = deps
+    ctx.values[id(o)] = v
+    ctx.keep.append(o)
+    node.outputs.append(v)
+    return o, Ref(v)
+
+
 # ----------------------------------------------------------------------------- entry point
 def _listener_for(ctx):
     """The listener of one trace: it records only the operations of that trace's thread (two
@@ -847,6 +1000,9 @@ def trace(fn, args, kwargs, make_inputs, fn_name=None, vectorize_rules=None):
 
 def _output_template(ctx, r):
     t = type(r)
+    if t is Opaque:
+        raise UnsupportedTrace(f"tnp.jit: the function returned {r!r}, a value a primitive "
+                               f"made for a later primitive; return arrays")
     if t is Tracer or t is ScalarTracer:
         return ctx.template(r)
     if isinstance(r, _ndarray):

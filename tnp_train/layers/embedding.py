@@ -11,7 +11,7 @@ import numpy as _np
 import tnp
 from tnp.extend import backend_array as _backend, device_of as _tnp_device, is_floating, wrap
 
-from ..autodiff import custom_gradient
+from ..autodiff.primitive import backend_op
 from ..autodiff.tape import hand_written_backward
 from .base import Layer
 from ._common import add_option_weight, device_of as _device_of, scatter_add
@@ -42,17 +42,18 @@ def embedding_lookup(table, ids, name="embedding_lookup"):
     device (ids given as NumPy arrays or on another device move there); the result and the
     gradient are on that device."""
     dev, xp = _device_of(table)
-    ids_b = _data_on(ids, dev, xp)
-    if ids_b.dtype.kind not in "iu":
-        if is_floating(ids_b.dtype) or ids_b.dtype.kind == "b":
-            ids_b = ids_b.astype(_np.int64)
-        else:
-            raise TypeError(f"{name}: ids must be integers, got dtype {ids_b.dtype}")
     n = table.shape[0]
-    _check_ids(ids_b, n, name)
 
-    @custom_gradient
-    def op(table):
+    # one primitive of a compiled program: the ids are an argument (their checks run with it)
+    @backend_op(name)
+    def op(table, ids):
+        ids_b = _data_on(ids, dev, xp)
+        if ids_b.dtype.kind not in "iu":
+            if is_floating(ids_b.dtype) or ids_b.dtype.kind == "b":
+                ids_b = ids_b.astype(_np.int64)
+            else:
+                raise TypeError(f"{name}: ids must be integers, got dtype {ids_b.dtype}")
+        _check_ids(ids_b, n, name)
         t = _backend(table) if isinstance(table, tnp.ndarray) else xp.asarray(table)
         y = wrap(xp.take(t, ids_b, axis=0), dev)
 
@@ -62,10 +63,10 @@ def embedding_lookup(table, ids, name="embedding_lookup"):
             g = xp.zeros(t.shape, dtype=dt)
             scatter_add(xp, g, ids_b.reshape(-1),
                         d.reshape(-1, t.shape[1]).astype(dt, copy=False))
-            return wrap(g.astype(t.dtype, copy=False), dev)
+            return wrap(g.astype(t.dtype, copy=False), dev), None
         return y, hand_written_backward(name, grad_fn, (table,))
 
-    return op(table)
+    return op(table, ids)
 
 
 class Embedding(Layer):
@@ -116,7 +117,7 @@ class Embedding(Layer):
         if not self.mask_zero:
             return None
         if isinstance(inputs, tnp.ndarray):
-            return wrap(_backend(inputs) != 0, _tnp_device(inputs))
+            return tnp.not_equal(inputs, 0)
         return tnp.asarray(_np.asarray(inputs) != 0)
 
     def compute_output_shape(self, input_shape):

@@ -12,8 +12,8 @@ import numpy as _np
 import tnp
 from tnp.extend import backend_array as _backend, device_of as _tnp_device, wrap
 
-from ..autodiff import custom_gradient
-from ..autodiff.tape import hand_written_backward
+from ..autodiff.primitive import backend_op
+from ..autodiff.tape import hand_written_backward, paused
 from ._common import add_option_weight, work_dtype, device_of as _device_of, on_device
 from .base import Layer
 
@@ -51,8 +51,8 @@ def normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
 
 def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None,
                sum_over_replicas=None):
-    """``normalize``, also returning the statistics used, ``(mean, var)`` backend arrays of
-    ``x``'s device.
+    """``normalize``, also returning the statistics used, ``(mean, var)``, tnp arrays on
+    ``x``'s device (of the compute dtype, shaped to broadcast against ``x``).
 
     ``sum_over_replicas(buf, device)`` (a synchronized batch normalization under a strategy):
     the batch statistics are the global batch's. Each replica contributes its exact local
@@ -64,11 +64,11 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None,
     stat_axes = tuple(stat_axes)
     given = mean is not None
     out_dtype = x.dtype
-    holder = {}
     who = "normalization"
 
-    @custom_gradient
-    def op(x, gamma, beta):
+    # one primitive of a compiled program: every array it reads is an argument
+    @backend_op(who, has_aux=True)
+    def op(x, gamma, beta, mean, variance):
         dev, xp = _device_of(x)
         dt = work_dtype(x, gamma, beta)
         xn = _on(x, dev, xp, dt, who)
@@ -84,7 +84,6 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None,
             mu, var, n_global = _global_moments(xn, xp, dt, stat_axes, dev, sum_over_replicas)
         inv = 1.0 / xp.sqrt(var + dt.type(epsilon))
         xhat = (xn - mu) * inv
-        holder["stats"] = (mu, var)
         g = None if gamma is None else _on(gamma, dev, xp, dt, who)
         b = None if beta is None else _on(beta, dev, xp, dt, who)
         y = xhat * g if g is not None else xhat.copy()
@@ -119,11 +118,11 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None,
                     n = dt.type(n_global)
                 dx = (dxhat - (s1 + xhat * s2) / n) * inv
             return (wrap(dx, dev), None if dgamma is None else wrap(dgamma, dev),
-                    None if dbeta is None else wrap(dbeta, dev))
-        return y, hand_written_backward("normalization", grad_fn, (x, gamma, beta))
+                    None if dbeta is None else wrap(dbeta, dev), None, None)
+        return y, hand_written_backward("normalization", grad_fn, (x, gamma, beta)), \
+            (wrap(mu, dev), wrap(var, dev))
 
-    y = op(x, gamma, beta)
-    return y, holder["stats"]
+    return op(x, gamma, beta, mean, variance)
 
 
 def _global_moments(xn, xp, dt, stat_axes, dev, sum_over_replicas):
@@ -310,9 +309,8 @@ class BatchNormalization(Layer):
         eps = max(self.epsilon, 1.001e-5) if self._bessel else self.epsilon
         if not training:
             # the moving statistics as they are stored, on their device (no tape node)
-            return normalize(x, g, b, stat_axes, eps,
-                             mean=wrap(_backend(mm).reshape(bshape), _tnp_device(mm)),
-                             variance=wrap(_backend(mv).reshape(bshape), _tnp_device(mv)))
+            return normalize(x, g, b, stat_axes, eps, mean=_plain(mm).reshape(bshape),
+                             variance=_plain(mv).reshape(bshape))
         replicas = _sync_replicas() if self.synchronized else None
         if replicas is not None:
             from .sync_batch_normalization import sync_normalize
@@ -325,14 +323,17 @@ class BatchNormalization(Layer):
         if self._bessel and n > 1:
             var = var * (n / (n - 1.0))
         f = 1.0 - self.momentum
-        # the update runs on the device of the batch statistics (x's); the variables are there
-        dev, xp = _device_of(x)
-        mm_b = _on(mm, dev, xp, _backend(mm).dtype, self.name, strict=False)
-        mv_b = _on(mv, dev, xp, _backend(mv).dtype, self.name, strict=False)
-        new_mean = mm_b - (mm_b - mu.reshape(mm.shape).astype(mm_b.dtype)) * f
-        new_var = mv_b - (mv_b - var.reshape(mv.shape).astype(mv_b.dtype)) * f
-        mm.assign(wrap(new_mean.astype(mm_b.dtype), dev))
-        mv.assign(wrap(new_var.astype(mv_b.dtype), dev))
+        # tnp operations (the same NumPy calls as on the backend arrays), so that in a compiled
+        # step the update is traced and its assign is an effect of every call; it runs on the
+        # device of the batch statistics (x's), where the variables are
+        dev = _tnp_device(x)
+        with paused():      # the moving statistics are not differentiated
+            mm_x = _plain(mm) if _tnp_device(mm) is dev else mm.to_device(dev)
+            mv_x = _plain(mv) if _tnp_device(mv) is dev else mv.to_device(dev)
+            new_mean = mm_x - (mm_x - mu.reshape(mm.shape).astype(mm_x.dtype)) * f
+            new_var = mv_x - (mv_x - var.reshape(mv.shape).astype(mv_x.dtype)) * f
+            mm.assign(new_mean.astype(mm_x.dtype))
+            mv.assign(new_var.astype(mv_x.dtype))
         return y
 
     def compute_output_shape(self, input_shape):
@@ -346,6 +347,11 @@ class BatchNormalization(Layer):
                 # as TF 2.4, a TF-only option appears only when set (Keras 3 refuses the key)
                 **({"fused": self.fused} if self.fused is not None else {}),
                 **({"synchronized": True} if self.synchronized else {})}
+
+
+def _plain(v):
+    """Variable ``v``'s value as a plain tnp array (no copy): what a tape does not follow."""
+    return tnp.asarray(v)
 
 
 def _sync_replicas():

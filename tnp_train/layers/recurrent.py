@@ -26,6 +26,7 @@ import numpy as _np
 
 import tnp
 from tnp.extend import array_module, device_of as _tnp_device, is_floating, wrap
+from tnp.extend import tracing as _tracing
 
 from ..ops.recurrent import (  # noqa: F401  (the kernels' names stay importable from here)
     _ACTS, _fused_backward, _fused_forward, _on, _sigmoid, fused_rnn,
@@ -175,7 +176,10 @@ class RNN(Layer):
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
         if mask is not None:
-            mask = _on(mask, _tnp_device(x), array_module(x), strict=False).astype(bool)
+            mask = mask if isinstance(mask, tnp.ndarray) else tnp.asarray(mask)
+            if _tnp_device(mask) is not _tnp_device(x):
+                mask = mask.to_device(_tnp_device(x))
+            mask = mask.astype(bool)
             if tuple(mask.shape) != tuple(x.shape[:2]):
                 raise ValueError(f"{self.name}: the mask has shape {tuple(mask.shape)}, expected "
                                  f"{tuple(x.shape[:2])} for inputs of shape {tuple(x.shape)}")
@@ -184,6 +188,11 @@ class RNN(Layer):
         if T == 0:
             raise ValueError(f"{self.name}: the inputs have no time steps (shape {tuple(x.shape)})")
         states0 = self._initial_states(x, initial_state, B)
+        if self.stateful and _tracing():
+            # the carried states are Python state, kept between calls: not compiled yet
+            from tnp.extend import UnsupportedTrace
+            raise UnsupportedTrace(f"{self.name}: a stateful RNN carries its states between "
+                                   f"calls in Python; a step calling it runs eagerly")
         if self.stateful:
             if initial_state is None:
                 states0 = self._stateful_states(x, B)
@@ -210,10 +219,10 @@ class RNN(Layer):
         rmask = None
         if training and cell.dropout > 0:
             D = x.shape[-1]
-            dp = wrap(_dropout_mask((B, D), cell.dropout, dt, xp), dev)
+            dp = _dropout_mask((B, D), cell.dropout, dt, dev)
             x = x * (dp[None] if self.time_major else dp[:, None, :])
         if training and cell.recurrent_dropout > 0:
-            rmask = _dropout_mask((B, cell.units), cell.recurrent_dropout, dt, xp)
+            rmask = _dropout_mask((B, cell.units), cell.recurrent_dropout, dt, dev)
         h0 = c0 = None
         if states0 is not None:
             h0 = states0[0]
@@ -241,10 +250,10 @@ class RNN(Layer):
         dev, xp = _device_of(x)
         for c in (cell.cells if isinstance(cell, StackedRNNCells) else [cell]):
             if isinstance(c, _CellBase):
-                c._dp_mask = wrap(_dropout_mask((B, D), c.dropout, dt, xp), dev) \
+                c._dp_mask = _dropout_mask((B, D), c.dropout, dt, dev) \
                     if training and c.dropout > 0 else None
-                c._rdp_mask = wrap(_dropout_mask((B, c.units), c.recurrent_dropout, dt, xp),
-                                   dev) if training and c.recurrent_dropout > 0 else None
+                c._rdp_mask = _dropout_mask((B, c.units), c.recurrent_dropout, dt, dev) \
+                    if training and c.recurrent_dropout > 0 else None
                 masked.append(c)
             D = _output_size(c)
         order = range(T - 1, -1, -1) if self.go_backwards else range(T)
@@ -257,7 +266,7 @@ class RNN(Layer):
                 new_states = _states_list(new_states)
                 if mask is not None:
                     mt = mask[t] if self.time_major else mask[:, t]
-                    m = wrap(mt[:, None], _tnp_device(x))
+                    m = mt[:, None]
                     if prev is None:
                         prev = tnp.zeros(tuple(out.shape), dtype=out.dtype)
                     out = tnp.where(m, out, prev)

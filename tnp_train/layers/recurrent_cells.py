@@ -50,12 +50,14 @@ class _UnitForgetBias:
         return wrap(xp.concatenate(parts), dev)
 
 
-def _dropout_mask(shape, rate, dtype, xp):
-    """A scaled keep mask: drawn on the host from the seeded NumPy Generator, moved to the
-    device of ``xp`` as booleans and scaled there."""
+def _dropout_mask(shape, rate, dtype, dev):
+    """A scaled keep mask, a tnp array on ``dev``: drawn on the host from the seeded NumPy
+    Generator (in a compiled function, anew at every call), moved to ``dev`` as booleans and
+    scaled there."""
     keep = 1.0 - rate
-    m = xp.asarray(keep_mask(shape, rate)).astype(dtype) / xp.asarray(keep, dtype=dtype)
-    return m
+    k = keep_mask(shape, rate)
+    k = k.to_device(dev) if isinstance(k, tnp.ndarray) else tnp.asarray(k, device=dev)
+    return k.astype(dtype) / tnp.asarray(keep, dtype=dtype, device=dev)
 
 
 # ---------------------------------------------------------------------------- cells
@@ -152,9 +154,9 @@ class _CellBase(Layer):
             dt = _np.dtype(inputs.dtype)
             dev, xp = _device_of(inputs)
             if dp is None and self.dropout > 0:
-                dp = wrap(_dropout_mask(tuple(inputs.shape), self.dropout, dt, xp), dev)
+                dp = _dropout_mask(tuple(inputs.shape), self.dropout, dt, dev)
             if rdp is None and self.recurrent_dropout > 0:
-                rdp = wrap(_dropout_mask(tuple(h.shape), self.recurrent_dropout, dt, xp), dev)
+                rdp = _dropout_mask(tuple(h.shape), self.recurrent_dropout, dt, dev)
         else:
             dp = rdp = None
         return dp, rdp

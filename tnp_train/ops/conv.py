@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from ..autodiff import custom_gradient as _custom_gradient
+from ..autodiff.primitive import backend_op
 from ..autodiff.tape import hand_written_backward
 from ._common import (  # noqa: F401  (_njit, _scratch: pooling and the tests use them from here)
     HAVE_NUMBA, LazyGrads, _njit, _out, _scratch, _unwrap, clear_scratch, compute_dtype,
@@ -386,7 +386,7 @@ def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, 
         return _out(y_out, dev), hand_written_backward(name, make, args, recorded)
 
     args = (x, kernel) if bias is None else (x, kernel, bias)
-    return _custom_gradient(f)(*args)
+    return backend_op(name)(f)(*args)
 
 
 def _winograd_conv(args, name, xa, ka, ba, dev, xc, kc, bc, relu, pt, pl, OH, OW, odt, xshape,
@@ -547,4 +547,4 @@ def _conv_t(x, kernel, bias, output_shape, strides, padding, dilation_rate, acti
         return _out(y_out, dev), hand_written_backward(name, make, args, recorded)
 
     args = (x, kernel) if bias is None else (x, kernel, bias)
-    return _custom_gradient(f)(*args)
+    return backend_op(name)(f)(*args)

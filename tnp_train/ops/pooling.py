@@ -19,7 +19,7 @@ import numpy as _np
 import tnp
 from tnp.extend import is_floating
 
-from ..autodiff import custom_gradient as _custom_gradient
+from ..autodiff.primitive import backend_op
 from ..autodiff.tape import hand_written_backward
 from ..autodiff.vjps.indexing import untake as _untake
 from . import conv as _conv
@@ -338,7 +338,7 @@ def _pool(x, pool_size, strides, padding, rank, kind, name):
 
         return _out(y_out, dev), hand_written_backward(name, make, (xarg,), recorded)
 
-    return _custom_gradient(f)(x)
+    return backend_op(name)(f)(x)
 
 
 def _pool_grad_recorded(dy, kind, saved, fast, geom, xshape, xdt, cdt, dev, xp):

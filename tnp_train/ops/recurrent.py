@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from tnp.extend import wrap
 
-from ..autodiff import custom_gradient
+from ..autodiff.primitive import backend_op
 from ..autodiff.tape import hand_written_backward
 from . import _rnn_cpu
 from ._common import work_dtype, device_of as _device_of, on_device
@@ -255,16 +255,17 @@ def fused_rnn(kind, x, W, R, b=None, h0=None, c0=None, *, mask=None, rmask=None,
     out_dtype = x.dtype
     U = R.shape[0]
     dev, xp = _device_of(x)
-    mask_np = None
-    if mask is not None:
-        mask_np = _on(mask, dev, xp, strict=False).astype(bool)
-        mask_np = mask_np if time_major else mask_np.T
-        if go_backwards:
-            mask_np = mask_np[::-1]
-    rmask_np = _on(rmask, dev, xp, strict=False)
 
-    @custom_gradient
-    def op(x, W, R, b, h0, c0):
+    # one primitive of a compiled program: the masks are arguments too
+    @backend_op(who)
+    def op(x, W, R, b, h0, c0, mask, rmask):
+        mask_np = None
+        if mask is not None:
+            mask_np = _on(mask, dev, xp, strict=False).astype(bool)
+            mask_np = mask_np if time_major else mask_np.T
+            if go_backwards:
+                mask_np = mask_np[::-1]
+        rmask_np = _on(rmask, dev, xp, strict=False)
         dt = work_dtype(x, W, R, b, h0, c0)
         xn = _on(x, dev, xp, dt, who)
         xn = xn if time_major else xn.transpose(1, 0, 2)
@@ -308,8 +309,8 @@ def fused_rnn(kind, x, W, R, b=None, h0=None, c0=None, *, mask=None, rmask=None,
             res = [wrap(xp.ascontiguousarray(dx), dev), wrap(dW, dev), wrap(dR, dev),
                    None if b is None else wrap(db, dev),
                    None if h0 is None else wrap(dh0, dev),
-                   None if c0 is None else wrap(dc0, dev)]
+                   None if c0 is None else wrap(dc0, dev), None, None]
             return tuple(res)
         return tuple(outs), hand_written_backward(kind.upper(), grad_fn, (x, W, R, b, h0, c0))
 
-    return op(x, W, R, b, h0, c0)
+    return op(x, W, R, b, h0, c0, mask, rmask)

@@ -1,0 +1,195 @@
+"""Compiled steps of models whose layers compute on backend arrays (convolutions, pooling,
+BatchNormalization, Embedding, the fused recurrent kernel): each op is one primitive node of
+the program, forward and backward, and the compiled ``fit``/``evaluate``/``predict`` give the
+eager ones' bits (the same kernels run in the same order), Dropout and the moving statistics
+included."""
+import warnings
+
+import numpy as np
+import pytest
+
+import tnp
+import tnp_train as tt
+
+L = tt.layers
+
+
+def digits_like_cnn():
+    return [tt.Input((8, 8, 1)),
+            L.Conv2D(16, 3, padding="same", activation="relu"),
+            L.Conv2D(16, 3, padding="same", activation="relu"),
+            L.MaxPooling2D(),
+            L.Conv2D(24, 3, padding="same", activation="relu"),
+            L.BatchNormalization(),
+            L.MaxPooling2D(),
+            L.Flatten(),
+            L.Dropout(0.3),
+            L.Dense(32, activation="relu"),
+            L.Dense(10)]
+
+
+def conv_sweep():
+    return [tt.Input((9, 9, 3)),
+            L.DepthwiseConv2D(3, depth_multiplier=2, padding="same"),
+            L.SeparableConv2D(8, 3, strides=2, activation="relu"),
+            L.Conv2DTranspose(6, 3, strides=2, padding="same"),
+            L.AveragePooling2D(padding="same"),
+            L.BatchNormalization(axis=-1, momentum=0.9),
+            L.Reshape((4 * 4, 6)),
+            L.Conv1D(8, 3, padding="causal", activation="relu"),
+            L.Conv1DTranspose(4, 2, strides=2),
+            L.MaxPooling1D(),
+            L.LayerNormalization(),
+            L.GlobalMaxPooling1D(),
+            L.Dense(10)]
+
+
+def conv3d():
+    return [tt.Input((4, 6, 6, 2)),
+            L.Conv3D(4, 3, padding="same", activation="relu"),
+            L.MaxPooling3D(),
+            L.Conv3DTranspose(3, 2, strides=2),
+            L.GlobalAveragePooling3D(),
+            L.Dense(10)]
+
+
+def text_classifier(rnn):
+    def layers():
+        return [tt.Input((12,), dtype="int64"),
+                L.Embedding(50, 16, mask_zero=True),
+                rnn(16, dropout=0.1, recurrent_dropout=0.1, return_sequences=True),
+                rnn(12, go_backwards=True),
+                L.Dropout(0.2),
+                L.Dense(10)]
+    return layers
+
+
+def data(shape, ints=False, n=80, seed=0):
+    rng = np.random.default_rng(seed)
+    if ints:
+        x = rng.integers(1, 50, (n,) + shape)
+        x[: n // 2, 8:] = 0                       # padding the mask hides
+    else:
+        x = rng.standard_normal((n,) + shape).astype(np.float32)
+    return x, rng.integers(0, 10, n)
+
+
+def train(layers, x, y, mode, epochs=4, batch_size=16):
+    tt.utils.set_random_seed(0)
+    model = tt.Sequential(layers())
+    model.compile(optimizer=tt.optimizers.Adam(1e-2),
+                  loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"], run_eagerly=mode == "eager",
+                  jit_compile=True if mode == "compiled" else None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")            # no step falls back to eager quietly
+        history = model.fit(x, y, batch_size=batch_size, epochs=epochs, shuffle=False,
+                            verbose=0).history
+        results = model.evaluate(x, y, batch_size=32, verbose=0)
+        predictions = np.asarray(model.predict(x, batch_size=32, verbose=0))
+    return model, history, results, predictions
+
+
+def assert_same_training(layers, x, y):
+    eager = train(layers, x, y, "eager")
+    compiled = train(layers, x, y, "compiled")
+    model = compiled[0]
+    assert model.step_compilation == {"train": "compiled", "test": "compiled",
+                                      "predict": "compiled"}
+    for a, b in zip(eager[0].weights, model.weights):       # moving statistics included
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), a.name
+    assert eager[1] == compiled[1]
+    assert eager[2] == compiled[2]
+    assert eager[3].tobytes() == compiled[3].tobytes()
+    return model
+
+
+def test_cnn_with_batchnorm_and_dropout_20_steps_compiled_equals_eager():
+    x, y = data((8, 8, 1))
+    model = assert_same_training(digits_like_cnn, x, y)   # 4 epochs of 5 steps
+    bn = model.layers[4]
+    assert np.asarray(bn.moving_mean).any()               # the moving update ran
+
+
+def test_conv_pool_norm_sweep_compiled_equals_eager():
+    x, y = data((9, 9, 3))
+    assert_same_training(conv_sweep, x, y)
+
+
+def test_conv3d_compiled_equals_eager():
+    x, y = data((4, 6, 6, 2), n=48)
+    assert_same_training(conv3d, x, y)
+
+
+@pytest.mark.parametrize("rnn", [L.LSTM, L.GRU, L.SimpleRNN], ids=["LSTM", "GRU", "SimpleRNN"])
+def test_text_classifier_compiled_equals_eager(rnn):
+    x, y = data((12,), ints=True)
+    assert_same_training(text_classifier(rnn), x, y)
+
+
+def test_each_op_is_one_forward_and_one_backward_node():
+    tt.utils.set_random_seed(0)
+    model = tt.Sequential(digits_like_cnn())
+    x = tnp.asarray(data((8, 8, 1), n=4)[0])
+
+    def step(x):
+        with tt.GradientTape() as tape:
+            loss = tnp.sum(model(x, training=True))
+        return tape.gradient(loss, model.trainable_variables)
+
+    text = tnp.jit(step).lower(x).as_text()
+    assert text.count("= primitive:conv2d(") == 3
+    assert text.count("= primitive:conv2d_grad(") == 3
+    assert text.count("= primitive:max_pool2d(") == 2
+    assert text.count("= primitive:normalization(") == 1
+    # the first convolution's input gradient is never asked for: its LazyGrads compute the
+    # kernel's and the bias's only, as eagerly
+    assert text.count("primitive:conv2d_grad[0]") == 2
+    assert text.count("primitive:conv2d_grad[1]") == 3
+
+
+def test_batchnorm_moving_statistics_update_once_per_call():
+    tt.utils.set_random_seed(0)
+    bn_eager, bn_compiled = L.BatchNormalization(momentum=0.5), L.BatchNormalization(momentum=0.5)
+    bn_eager.build((6, 3))
+    bn_compiled.build((6, 3))
+    step = tt.function(lambda x: bn_compiled(x, training=True), jit_compile=True)
+    rng = np.random.default_rng(1)
+    for k in range(4):
+        x = tnp.asarray(rng.standard_normal((6, 3)).astype(np.float32) + k)
+        a, b = bn_eager(x, training=True), step(x)
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+    assert step.experimental_get_tracing_count() == 1
+    for u, v in zip(bn_eager.weights, bn_compiled.weights):
+        assert np.asarray(u).tobytes() == np.asarray(v).tobytes()
+    infer = tt.function(lambda x: bn_compiled(x, training=False), jit_compile=True)
+    assert np.asarray(infer(x)).tobytes() == np.asarray(bn_eager(x, training=False)).tobytes()
+
+
+def test_a_gradient_of_a_gradient_through_a_primitive_runs_eagerly():
+    conv = L.Conv2D(2, 3)
+    x = tnp.asarray(data((5, 5, 1), n=2)[0])
+    conv(x)
+
+    def penalty(x):
+        with tt.GradientTape() as outer:
+            outer.watch(x)
+            with tt.GradientTape() as inner:
+                inner.watch(x)
+                y = tnp.sum(conv(x) ** 2)
+            g = inner.gradient(y, x)
+            s = tnp.sum(g * g)
+        return outer.gradient(s, conv.kernel)
+
+    with pytest.warns(tnp.extend.JitFallbackWarning, match="gradient of the gradient"):
+        got = tt.function(penalty)(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(penalty(x)), rtol=1e-5)
+
+
+def test_a_stateful_rnn_step_runs_eagerly():
+    model = tt.Sequential([tt.Input((5, 3), batch_size=4), L.LSTM(3, stateful=True),
+                           L.Dense(1)])
+    model.compile("sgd", "mse", jit_compile=True)
+    x, y = np.ones((8, 5, 3), np.float32), np.ones((8, 1), np.float32)
+    with pytest.raises(Exception, match="stateful RNN"):
+        model.fit(x, y, batch_size=4, epochs=1, verbose=0)
