@@ -120,3 +120,19 @@ def test_rnn_benchmark_smoke_run(tmp_path):
     assert all(v > 0 for v in data["ms_per_step"].values())
     assert "no_such_impl" in data["unavailable"]
     assert "| gru |" in proc.stdout and "| mask |" in proc.stdout
+
+
+def test_vectorize_benchmark_smoke_run(tmp_path):
+    """benchmarks/vectorize.py on a tiny MLP: per-example gradients by tt.vectorized_map equal
+    the loop's (the script checks before timing), tnp.vectorize equals numpy.vectorize."""
+    out = tmp_path / "vec.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "vectorize.py"), "--sizes", "6,5,3",
+         "--batch", "4", "--elements", "1000", "--repeats", "1", "--loop-repeats", "1",
+         "--json-out", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=280)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert {"tnp-vmap", "tnp-loop"} <= set(data["per_example"])
+    assert {"poly/tnp.vectorize", "sin/numpy.vectorize"} <= set(data["vectorize"])
+    assert all(v["s"] > 0 for v in data["per_example"].values())
