@@ -161,6 +161,43 @@ def test_refused_functions_still_give_eager_results():
             check(fn, _m())
 
 
+@pytest.mark.parametrize("fn, inputs", [
+    # the dtype depends on the values: real for x >= 0, complex below
+    (lambda x: tnp.emath.sqrt(x) * 2, ([4.0, 9.0], [-4.0, 9.0])),
+    (lambda x: tnp.emath.arccos(x) + 1, ([0.5], [2.0])),
+    (lambda x: tnp.emath.logn(2.0, x), ([4.0], [-4.0])),
+    (lambda z: tnp.real_if_close(z) * 2, ([1 + 0j], [1 + 1j])),
+    # the length depends on the values
+    (lambda a: tnp.arange(a, 4.5) * 2, (0.1, -1.0)),
+    (lambda r: tnp.repeat(tnp.asarray([1.0, 2.0]), r), ([1, 2], [3, 1])),
+])
+def test_value_dependent_dtypes_and_lengths_run_eagerly(fn, inputs):
+    """A compiled program fixes dtypes and shapes at trace time: an operation whose result dtype
+    or length depends on the values is refused (the call runs eagerly, with a warning) rather
+    than replayed with the first call's dtype or length (a crash in a fused kernel, or values
+    silently cut). Eager results, dtypes and shapes, for both inputs."""
+    f = tnp.jit(fn)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        outs = [f(tnp.asarray(x)) for x in inputs]
+    assert any(issubclass(w.category, JitFallbackWarning) and "depend" in str(w.message)
+               for w in seen), [str(w.message) for w in seen]
+    for x, got in zip(inputs, outs):
+        want = fn(tnp.asarray(x))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_complex_emath_and_python_repeats_still_compile():
+    f = tnp.jit(lambda z: tnp.emath.sqrt(z) * 2)
+    z = tnp.asarray([-4 + 0j, 9 + 0j])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        np.testing.assert_array_equal(np.asarray(f(z)), np.asarray(tnp.emath.sqrt(z) * 2))
+        g = tnp.jit(lambda x: tnp.repeat(x, 2) * 2)
+        np.testing.assert_array_equal(np.asarray(g(tnp.asarray([1.0, 2.0]))), [2, 2, 4, 4])
+
+
 _shapes = st.sampled_from([(1,), (5,), (3, 1), (3, 5), (2, 3, 5)])
 
 

@@ -330,7 +330,14 @@ _DATA_SHAPED = {
     "unique_inverse", "unique_values", "compress", "extract", "trim_zeros", "setdiff1d",
     "setxor1d", "union1d", "intersect1d", "bincount", "histogram", "histogram2d",
     "histogramdd", "histogram_bin_edges", "roots", "in1d",
+    "arange",                          # its length is ceil((stop - start) / step)
 }
+# operations whose result shape depends on the values of ONE argument (its position, its name)
+_DATA_SHAPED_BY = {"repeat": (1, "repeats")}
+# operations whose result DTYPE depends on the values: numpy.emath (scimath) answers in complex
+# where a real input leaves the real function's domain (sqrt(-1) = 1j), else in real;
+# real_if_close drops the imaginary part only where it is small enough
+_DATA_TYPED = {"emath." + n for n in np.emath.__all__} | {"real_if_close"}
 # functions whose Python result (not an array) is known from shapes and dtypes alone
 _STATIC_RESULTS = {
     "shape", "ndim", "size", "result_type", "can_cast", "promote_types", "iterable",
@@ -575,6 +582,20 @@ class TraceContext:
         if base in _DATA_SHAPED and self._touches_traced(args, kwargs):
             raise UnsupportedTrace(f"tnp.jit: tnp.{base} gives a result whose shape depends on "
                                    f"the values{_at(where)}")
+        if base in _DATA_SHAPED_BY:
+            pos, key = _DATA_SHAPED_BY[base]
+            arg = args[pos] if len(args) > pos else kwargs.get(key)
+            if arg is not None and self._touches_traced((arg,), {}):
+                raise UnsupportedTrace(f"tnp.jit: tnp.{base} with a traced {key!r} gives a "
+                                       f"result whose shape depends on the values{_at(where)}")
+        if base in _DATA_TYPED and self._touches_traced(args, kwargs) and (
+                base == "real_if_close" or not all(
+                    np.issubdtype(a.dtype, np.complexfloating)
+                    for a in list(args) + list(kwargs.values()) if hasattr(a, "dtype"))):
+            raise UnsupportedTrace(
+                f"tnp.jit: tnp.{base} gives a real or a complex result depending on the "
+                f"values{_at(where)}; compile it with complex inputs (or use the real function "
+                f"on real ones)")
         if name == "where" and len(args) == 1 and not kwargs:
             raise UnsupportedTrace(f"tnp.jit: tnp.where(cond) with one argument (nonzero) gives "
                                    f"a result whose shape depends on the values{_at(where)}")
