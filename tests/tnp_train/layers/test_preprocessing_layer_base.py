@@ -13,10 +13,11 @@ P = tt.layers.experimental.preprocessing
 def test_builtin_adaptable_layers_are_preprocessing_layers():
     for layer in (P.Normalization(), P.TextVectorization(), P.StringLookup(),
                   P.IntegerLookup(), P.Discretization(bins=[0.0])):
-        assert isinstance(layer, P.PreprocessingLayer), type(layer).__name__
+        assert isinstance(layer, tt.layers.experimental.preprocessing.PreprocessingLayer), \
+            type(layer).__name__
 
 
-class RunningMax(P.PreprocessingLayer):
+class RunningMax(tt.layers.experimental.preprocessing.PreprocessingLayer):
     """Scales inputs by the largest |value| seen by ``adapt``."""
 
     def _reset_state(self):
@@ -33,6 +34,8 @@ class RunningMax(P.PreprocessingLayer):
 
 
 def test_a_subclass_adapts_on_arrays_and_datasets():
+    base = tt.layers.experimental.preprocessing.PreprocessingLayer
+    assert RunningMax.__bases__ == (base,) and base.adapt is RunningMax.adapt
     data = np.array([[1.0, -4.0], [2.0, 3.0], [0.5, 0.5]], np.float32)
     layer = RunningMax()
     layer.adapt(data)
