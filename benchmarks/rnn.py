@@ -18,6 +18,8 @@ Implementations (the ones that cannot be imported are reported as unavailable):
 
   tnp       tnp_train ``Model.fit`` (the default: a compiled step)
   tnp-eager tnp_train ``Model.fit`` with ``compile(run_eagerly=True)`` (not in the default set)
+  tnp-numpy-loop  tnp_train ``fit`` with the recurrent kernel's NumPy time loop instead of its
+            Numba one (the code before it; not in the default set)
   keras     tf_keras (``TF_USE_LEGACY_KERAS=1``) or ``tf.keras`` ``Model.fit``
   torch     PyTorch eager: ``nn.Embedding``/``nn.LSTM``/``nn.GRU``/``nn.Linear``, ``optim.Adam``,
             ``BCEWithLogitsLoss``
@@ -34,6 +36,7 @@ with a Python that has tnp_train and, for the anchors, TensorFlow (+ tf_keras) a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -112,17 +115,36 @@ class FitTrainer:
         self.timer = Timer()
 
     def run(self, x, y):
-        self.model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, shuffle=False,
-                       callbacks=[self.timer])
+        with self.context():
+            self.model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, shuffle=False,
+                           callbacks=[self.timer])
         m = self.marks
         return (m["t1"] - m["t0"]) / m["n"] * 1e3
 
+    context = staticmethod(contextlib.nullcontext)
 
-def make_tnp(name, eager=False):
+
+def make_tnp(name, eager=False, numpy_loop=False):
     import tnp_train as tt
 
     kw = {"run_eagerly": True} if eager else {}
-    return FitTrainer(tt, name, tt.callbacks.Callback, **kw)
+    trainer = FitTrainer(tt, name, tt.callbacks.Callback, **kw)
+    if numpy_loop:
+        trainer.context = _numpy_loop
+    return trainer
+
+
+@contextlib.contextmanager
+def _numpy_loop():
+    """tnp_train's recurrent kernel with its NumPy time loop (before the Numba one)."""
+    from tnp_train.ops import _rnn_cpu
+
+    applies = _rnn_cpu.applies
+    _rnn_cpu.applies = lambda *args: False
+    try:
+        yield
+    finally:
+        _rnn_cpu.applies = applies
 
 
 def make_keras(name):
@@ -209,6 +231,7 @@ def main(argv=None):
             ap.error(f"unknown model {m!r}; choose from {', '.join(MODELS)}")
     x, lengths, y = make_data(args.steps)
     makers = {"tnp": make_tnp, "tnp-eager": lambda m: make_tnp(m, eager=True),
+              "tnp-numpy-loop": lambda m: make_tnp(m, numpy_loop=True),
               "keras": make_keras, "torch": TorchTrainer}
     trainers, unavailable = {}, {}
     for impl in impls:
