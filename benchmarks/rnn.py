@@ -240,7 +240,8 @@ def main(argv=None):
                 if impl not in makers:
                     raise ValueError(f"unknown implementation; choose from {', '.join(makers)}")
                 tr = makers[impl](m)
-                tr.run(x[:2 * BATCH], y[:2 * BATCH], *((lengths[:2 * BATCH],) if impl == "torch" else ()))
+                warm = (lengths[:2 * BATCH],) if impl == "torch" else ()
+                tr.run(x[:2 * BATCH], y[:2 * BATCH], *warm)
                 trainers[impl, m] = tr                      # built and warmed up (traced)
             except Exception as e:  # noqa: BLE001 - an anchor that cannot run is reported
                 unavailable[impl] = f"{type(e).__name__}: {str(e)[:200]}"

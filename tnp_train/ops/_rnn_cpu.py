@@ -8,12 +8,13 @@ the step's elementwise work (gates, cell and state updates, the mask, the recurr
 values the backward pass keeps) in one pass over (batch, units), with no temporaries.
 
 The loops compute what :func:`tnp_train.ops.recurrent._fused_forward` and ``_fused_backward``
-compute, in the same layout and the same order; they fill the same cache arrays, so the
-sequence-wide products (input projection, weight gradients) are shared. float32 only: ``tanh``
+compute, in the same layout and the same order; they fill the same cache arrays (the gates
+overwrite the input projection in place), so the sequence-wide products (input projection,
+weight gradients) are shared. float32 only: ``tanh``
 (and ``sigmoid(z) = (1 + tanh(z / 2)) / 2``) is the rational approximation TF's CPU kernels use,
 evaluated in float64 (within an ulp or two of NumPy's float32 ``tanh``), written so that LLVM
-vectorizes it; float64 sequences keep the NumPy loop (libm accuracy). Covered: SimpleRNN, LSTM, GRU with
-``reset_after=True`` (TF 2's default), every activation of the NumPy path.
+vectorizes it; float64 sequences keep the NumPy loop (libm accuracy). Covered: SimpleRNN, LSTM,
+GRU with ``reset_after=True`` (TF 2's default), every activation of the NumPy path.
 """
 from __future__ import annotations
 
@@ -182,7 +183,8 @@ if _numba is not None:
         U = G // 3
         hn = scratch[:U]
         for bi in range(B):
-            gb, rb, xb, rhb, hpb, hb = GATES[t, bi], REC[bi], XP[t, bi], RH[t, bi], HP[t, bi], h[bi]
+            gb, rb, xb = GATES[t, bi], REC[bi], XP[t, bi]
+            rhb, hpb, hb = RH[t, bi], HP[t, bi], h[bi]
             for j in range(2 * U):
                 gb[j] = xb[j] + (rb[j] + brec[j])
             _act_into(gb, gb, 0, 2 * U, ract)          # z, r
@@ -243,8 +245,8 @@ if _numba is not None:
         B, U = dh.shape
         for bi in range(B):
             db = dXP[t, bi]
-            _incoming(t, GATES.shape[0], bi, dys, has_dys, dlast, has_dlast, dout, dh, DHR, rmask, has_rmask,
-                      (not has_mask) or mask[t, bi], db)
+            _incoming(t, GATES.shape[0], bi, dys, has_dys, dlast, has_dlast, dout, dh, DHR,
+                      rmask, has_rmask, (not has_mask) or mask[t, bi], db)
             _dact_times(db, GATES[t, bi], 0, U, act)
 
     @_njit
@@ -254,8 +256,8 @@ if _numba is not None:
         dhn, dct = scratch[:U], scratch[U:2 * U]
         for bi in range(B):
             keep = (not has_mask) or mask[t, bi]
-            _incoming(t, GATES.shape[0], bi, dys, has_dys, dlast, has_dlast, dout, dh, DHR, rmask, has_rmask,
-                      keep, dhn)
+            _incoming(t, GATES.shape[0], bi, dys, has_dys, dlast, has_dlast, dout, dh, DHR,
+                      rmask, has_rmask, keep, dhn)
             gb, d, acb, cpb, dcb = GATES[t, bi], dXP[t, bi], AC[t, bi], CP[t, bi], dc[bi]
             for j in range(U):
                 dct[j] = dhn[j] * gb[3 * U + j]
@@ -282,9 +284,10 @@ if _numba is not None:
         B, U = dh.shape
         dhn = scratch[:U]
         for bi in range(B):
-            _incoming(t, GATES.shape[0], bi, dys, has_dys, dlast, has_dlast, dout, dh, DHR, rmask, has_rmask,
-                      (not has_mask) or mask[t, bi], dhn)
-            gb, d, dr, hpb, rhb, db = GATES[t, bi], dXP[t, bi], dREC[t, bi], HP[t, bi], RH[t, bi], dh[bi]
+            _incoming(t, GATES.shape[0], bi, dys, has_dys, dlast, has_dlast, dout, dh, DHR,
+                      rmask, has_rmask, (not has_mask) or mask[t, bi], dhn)
+            gb, d, dr = GATES[t, bi], dXP[t, bi], dREC[t, bi]
+            hpb, rhb, db = HP[t, bi], RH[t, bi], dh[bi]
             for j in range(U):
                 z = gb[j]
                 d[j] = dhn[j] * (hpb[j] - gb[2 * U + j])           # z
