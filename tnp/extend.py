@@ -145,6 +145,35 @@ def effect(fn, *args, **kwargs):
     return fn(*args, **kwargs)
 
 
+def observe(fn, *args, level=1, **kwargs):
+    """Call ``fn(*args, **kwargs)`` to observe the program, not to change it (a profiler's span
+    markers): now, or, while this thread traces a function, as an *observation* of the compiled
+    program, called in its place at every run made while a replay observer of ``level`` or
+    more is installed (:func:`set_replay_observer`), and left out of the runs made without one,
+    at no cost. The arguments are plain Python values (a traced array among them is refused);
+    an observation changes neither the fusion nor the memory plan, so a fused kernel that spans
+    it runs where its last operation was. Returns ``fn``'s result when called now, else None."""
+    if _traces:
+        from ._jit.tracer import record_observe
+
+        if record_observe(fn, args, kwargs, level):
+            return None
+    return fn(*args, **kwargs)
+
+
+def set_replay_observer(observer):
+    """Install ``observer`` (None removes it) for the compiled programs' replays; returns the
+    one it replaces. At each call of a compiled function, the replay reads
+    ``observer.level`` (an int: the :func:`observe` calls of that level or less run in place)
+    and ``observer.time_nodes`` (true: each fused kernel and each other node is timed, then
+    ``observer.node_time(label, t_start, t_end)`` is called with ``time.perf_counter()``
+    values). These replays share the plain one's kernels and buffers; with no observer the
+    plain replay runs, unchanged."""
+    from ._jit.program import set_replay_observer as _set
+
+    return _set(observer)
+
+
 def device_of(x):
     """The :class:`tnp.Device` of tnp array ``x``."""
     try:
@@ -338,7 +367,8 @@ def forget_traced(x):
 
 
 __all__ += ["set_backend_array", "unwrap", "tracing", "effect", "storage", "host_call", "primitive",
-            "is_traced", "control_switch", "control_while", "forget_traced"]
+            "is_traced", "control_switch", "control_while", "forget_traced", "observe",
+            "set_replay_observer"]
 
 
 _JIT_NAMES = ("JitFallbackWarning", "RetraceWarning", "TraceError", "UnsupportedTrace",

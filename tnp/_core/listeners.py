@@ -36,6 +36,9 @@ class _Pass:
 PASS = _Pass()   # returned by the hook when the operation should just run its body
 
 _entries: tuple = ()        # (handle, before, after, error), in registration order
+# the entries that must see every operation (all but the observers): while one exists, a
+# compiled function runs eagerly so that its operations are reported
+_blocking: tuple = ()
 _lock = threading.Lock()
 
 
@@ -49,12 +52,13 @@ _local = _Local()
 class OpListenerHandle:
     """What :func:`add_op_listener` returns: ``remove()`` it (or use it as a context manager)."""
 
-    __slots__ = ("before", "after", "error", "_removed", "__weakref__")
+    __slots__ = ("before", "after", "error", "observer", "_removed", "__weakref__")
 
-    def __init__(self, before, after, error):
+    def __init__(self, before, after, error, observer=False):
         self.before = before
         self.after = after
         self.error = error
+        self.observer = observer
         self._removed = False
 
     @property
@@ -64,12 +68,13 @@ class OpListenerHandle:
     def remove(self):
         """Stop listening; idempotent and thread-safe. An operation already being reported in
         another thread may still call this listener's ``after`` once."""
-        global _entries
+        global _entries, _blocking
         with _lock:
             if self._removed:
                 return
             self._removed = True
             _entries = tuple(e for e in _entries if e[0] is not self)
+            _blocking = tuple(e for e in _blocking if e[0] is not self)
             _state.set_recording_hook(_report if _entries else None)
 
     def __enter__(self):
@@ -83,7 +88,7 @@ class OpListenerHandle:
         return f"<OpListenerHandle {'active' if not self._removed else 'removed'}>"
 
 
-def add_op_listener(before=None, after=None, error=None):
+def add_op_listener(before=None, after=None, error=None, observer=False):
     """Listen to every tnp operation; returns an :class:`OpListenerHandle`.
 
     ``before(name, args, kwargs) -> token`` runs before the operation computes (so a listener can
@@ -106,16 +111,23 @@ def add_op_listener(before=None, after=None, error=None):
 
     Listeners are called in registration order, ``after``/``error`` included. Adding and
     removing are thread-safe. tnp operations run inside any callback are not reported.
+
+    A compiled function (``tnp.jit``) runs eagerly while a listener is installed, so that the
+    listener sees its operations; ``observer=True`` is a listener that only watches (a
+    profiler): compiled functions keep running compiled while it listens, and their operations
+    are not reported to it (their replay can be timed instead: ``set_replay_observer``).
     """
     if before is None and after is None and error is None:
         raise TypeError("add_op_listener: give at least one of before, after, error")
     for what, f in (("before", before), ("after", after), ("error", error)):
         if f is not None and not callable(f):
             raise TypeError(f"add_op_listener: {what} must be callable, got {type(f).__name__}")
-    global _entries
-    h = OpListenerHandle(before, after, error)
+    global _entries, _blocking
+    h = OpListenerHandle(before, after, error, bool(observer))
     with _lock:
         _entries = _entries + ((h, before, after, error),)
+        if not observer:
+            _blocking = _blocking + (_entries[-1],)
         _state.set_recording_hook(_report)
     return h
 

@@ -220,8 +220,9 @@ class JitFunction:
         return spec
 
     def __call__(self, *args, **kwargs):
-        if _listeners._entries:
-            # a tape, a profiler or an outer trace must see every operation: eagerly
+        if _listeners._blocking:
+            # a tape, an outer trace (or any listener but an observer, such as the profiler)
+            # must see every operation: eagerly
             return self.fn(*args, **kwargs)
         if not kwargs and not self.static_argnums and not self.donate_argnums:
             # the common call, positional tnp arrays on the CPU: a cheaper key, its own table

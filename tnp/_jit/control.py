@@ -65,7 +65,7 @@ def _context(what):
         raise _tr.UnsupportedTrace(f"tnp.vmap: {what} with a traced decision has no batching "
                                    f"rule" + _tr._at(_tr.user_location()))
     mine = ctx.listener
-    if any(e[1] is not mine for e in _listeners._entries):
+    if any(e[1] is not mine for e in _listeners._blocking):
         raise _tr.UnsupportedTrace(
             f"tnp.jit: {what} with a traced decision while another operation listener records "
             f"(a GradientTape inside the compiled function): the tape would see every branch; "

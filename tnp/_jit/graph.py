@@ -117,7 +117,7 @@ class Node:
     """
 
     __slots__ = ("id", "name", "call", "mode", "args", "kwargs", "result", "outputs", "writes",
-                 "where", "info", "operator", "sub", "reads")
+                 "where", "info", "operator", "sub", "reads", "observe_level")
 
     def __init__(self, nid, name, call, mode, args, kwargs, where):
         self.id = nid
@@ -134,6 +134,9 @@ class Node:
         self.operator = None    # the Python operator when reported by one ('__add__'...)
         self.sub = None         # a control-flow node's driver (its sub-programs: control.py)
         self.reads = ()         # values read through an opaque argument (a primitive's caches)
+        # an observation (tnp.extend.observe): replayed only while a replay observer of this
+        # level or more is installed; None for every other node
+        self.observe_level = None
 
     def inputs(self):
         """The values this node reads (in template order, without repeats)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import linecache
 import math
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -25,10 +26,11 @@ from .fusion import classify
 from .graph import Cap, Ref
 from .kernel import build_kernel
 
-__all__ = ["Program", "build_program"]
+__all__ = ["Program", "build_program", "set_replay_observer"]
 
 _INF = math.inf
 _counter = [0]
+_clock = time.perf_counter
 
 
 def _unwrap_result(r):
@@ -73,7 +75,8 @@ class _Emitter:
     def __init__(self):
         self.lines = []
         self.ns = {"np": np, "_W": _wrap_backend, "_U": _unwrap_result, "_BV": _bump_version,
-                   "_suspended": reporting_suspended, "_S": _scalar_of, "_R": _recycled}
+                   "_suspended": reporting_suspended, "_S": _scalar_of, "_R": _recycled,
+                   "_clk": _clock, "_TN": _node_time}
         self.recycled = []      # (shape, dtype) of each recycled output slot
         self.nconst = 0
 
@@ -181,6 +184,8 @@ class Program:
         self._pool = []
         self.output_template = graph.output
         self._capture_checks = capture_checks
+        self._plan = None
+        self._variants = {}         # (level, timed) -> the observed replay
 
     def _take(self):
         try:
@@ -199,16 +204,45 @@ class Program:
 
     def run(self, backends):
         """The backend values of the graph's outputs (in ``graph.output_values()`` order)."""
+        fn = self._fn if _observer is None else self._observed_fn()
         bufs = self._take()
         try:
-            return self._fn(*backends, *bufs)
+            return fn(*backends, *bufs)
         finally:
             self._pool.append(bufs)
 
     def call(self, backends, objs):
+        if _observer is not None:
+            return self._call_observed(backends, objs)
         bufs = self._take()
         try:
             outs = self._fn(*backends, *bufs)
+        finally:
+            self._pool.append(bufs)
+        return self._finish(outs, objs)
+
+
+    def _observed_fn(self):
+        """The replay the installed observer asks for (made on first use, then kept)."""
+        obs = _observer
+        if obs is None:
+            return self._fn
+        key = (int(obs.level), bool(obs.time_nodes))
+        fn = self._variants.get(key)
+        if fn is None:
+            if self._plan is None or key == (0, False):
+                fn = self._fn
+            else:
+                fn, _, _, n_recycled = _emit_replay(self._plan, *key)
+                assert n_recycled == self._n_recycled   # the same slots, shared buffers
+            self._variants[key] = fn
+        return fn
+
+    def _call_observed(self, backends, objs):
+        fn = self._observed_fn()
+        bufs = self._take()
+        try:
+            outs = fn(*backends, *bufs)
         finally:
             self._pool.append(bufs)
         return self._finish(outs, objs)
@@ -277,7 +311,7 @@ def _keeps(n):
     """Whether node ``n`` must run even if nothing reads what it makes: it writes, draws
     random numbers (the generator advances) or is an effect."""
     name = n.name
-    return bool(n.writes) or name.startswith(("effect:", "random.", "inplace_")) or \
+    return bool(n.writes) or name.startswith(("effect:", "observe:", "random.", "inplace_")) or \
         name == "setitem" or (n.mode == "control" and n.sub.effectful)
 
 
@@ -333,7 +367,6 @@ def build_program(graph, fuse=True, donated=()):
         kept.append(g)
     groups = kept
     group_of_node, pos_of_group = _positions(graph, groups)
-    em = _Emitter()
 
     # what can live in a reused buffer: kernel outputs, and ufunc results (given out=)
     eligible = {}
@@ -364,26 +397,75 @@ def build_program(graph, fuse=True, donated=()):
             scratch_index[(g.id, c)] = len(buffer_specs)
             buffer_specs.append(((max(k, 1), max(spec.T, 1)), np.dtype(c)))
 
+    plan = _Plan(graph, specs, group_of_node, pos_of_group, ufunc_nodes, assigned,
+                 scratch_index, donations, len(buffer_specs))
+    fn, finish, source, n_recycled = _emit_replay(plan, 0, False)
+    captures = [(obj, getattr(obj._a if isinstance(obj, _ndarray) else obj, "shape", None),
+                 (obj._a if isinstance(obj, _ndarray) else obj).dtype,
+                 getattr(obj._a if isinstance(obj, _ndarray) else obj, "strides", None))
+                for obj in graph.capture_objs]
+    prog = Program(graph, groups, [specs[g.id] for g in groups], fn, finish, source,
+                   buffer_specs, n_recycled, captures)
+    prog._plan = plan
+    return prog
+
+
+class _Plan:
+    """What the replays of one program share (its kernels, memory plan and donations): the
+    plain replay and the observed ones (:func:`set_replay_observer`) differ only in the lines
+    an observer adds, so they run the same kernels on the same buffers."""
+
+    __slots__ = ("graph", "specs", "group_of_node", "pos_of_group", "ufunc_nodes", "assigned",
+                 "scratch_index", "donations", "n_buffers")
+
+    def __init__(self, graph, specs, group_of_node, pos_of_group, ufunc_nodes, assigned,
+                 scratch_index, donations, n_buffers):
+        self.graph = graph
+        self.specs = specs
+        self.group_of_node = group_of_node
+        self.pos_of_group = pos_of_group
+        self.ufunc_nodes = ufunc_nodes
+        self.assigned = assigned
+        self.scratch_index = scratch_index
+        self.donations = donations
+        self.n_buffers = n_buffers
+
+
+def _emit_replay(plan, level, timed):
+    """The replay function of ``plan``: ``(fn, finish, source, n_recycled)``. ``level``: the
+    observations (:func:`tnp.extend.observe`) of that level or less are called in place (none
+    at 0); ``timed``: each kernel and each other node is timed for the observer."""
+    graph = plan.graph
+    specs, group_of_node, pos_of_group = plan.specs, plan.group_of_node, plan.pos_of_group
+    assigned, scratch_index, donations = plan.assigned, plan.scratch_index, plan.donations
+    em = _Emitter()
     lines = []
     arg_names = [f"v{v.id}" for v in graph.inputs]
     safe = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in graph.fn_name)
-    fname = f"_tnp_jit_{safe}_{_counter[0]}"
+    suffix = "" if not level and not timed else f"_observed{level}{'t' if timed else ''}"
+    fname = f"_tnp_jit_{safe}{suffix}_{_counter[0]}"
     _counter[0] += 1
     lines.append(f"def {fname}({', '.join(arg_names + ['_B', '_O'])}):")
     body = []
     for v, obj in zip(graph.captures, graph.capture_objs):
         body.append(f"v{v.id} = {em.const(obj)}" + ("._a" if isinstance(obj, _ndarray) else ""))
-    if buffer_specs:
-        body.append("(" + ", ".join(f"b{i}" for i in range(len(buffer_specs))) + ",) = _B")
+    if plan.n_buffers:
+        body.append("(" + ", ".join(f"b{i}" for i in range(plan.n_buffers)) + ",) = _B")
     emitted_groups = set()
     for n in graph.nodes:
         g = group_of_node.get(n.id)
         if g is not None:
             if n.id == pos_of_group[g.id] and g.id not in emitted_groups:
                 emitted_groups.add(g.id)
-                body.extend(_emit_group(em, g, specs[g.id], assigned, scratch_index, donations))
+                unit = _emit_group(em, g, specs[g.id], assigned, scratch_index, donations)
+                body.extend(_timed(em, unit, _kernel_label(g)) if timed else unit)
             continue
-        body.extend(_emit_node(em, n, ufunc_nodes.get(n.id), assigned, donations))
+        if n.observe_level is not None:
+            if n.observe_level <= level:
+                body.extend(_emit_node(em, n, None, assigned, donations))
+            continue
+        unit = _emit_node(em, n, plan.ufunc_nodes.get(n.id), assigned, donations)
+        body.extend(_timed(em, unit, n.name) if timed else unit)
     outs = graph.output_values()
     body.append("return (" + "".join(f"v{v.id}, " for v in outs) + ")")
     lines.extend("    " + b for b in body)
@@ -394,13 +476,47 @@ def build_program(graph, fuse=True, donated=()):
     source += "\n" + finish_src
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), em.ns)
-    fn = em.ns[fname]
-    captures = [(obj, getattr(obj._a if isinstance(obj, _ndarray) else obj, "shape", None),
-                 (obj._a if isinstance(obj, _ndarray) else obj).dtype,
-                 getattr(obj._a if isinstance(obj, _ndarray) else obj, "strides", None))
-                for obj in graph.capture_objs]
-    return Program(graph, groups, [specs[g.id] for g in groups], fn, em.ns["_finish"], source,
-                   buffer_specs, len(em.recycled), captures)
+    return em.ns[fname], em.ns["_finish"], source, len(em.recycled)
+
+
+# ----------------------------------------------------------------------------- observers
+# the replay observer (set_replay_observer), read once per call of a compiled program
+_observer = None
+
+
+def set_replay_observer(observer):
+    """Install ``observer`` (None removes it); returns the one it replaces.
+
+    While one is installed, every compiled program runs a replay made for what it asks, read
+    at each call: ``observer.level`` (an int: the observations of that level or less run in
+    place) and ``observer.time_nodes`` (true: each kernel call and each other node of the
+    program is timed, and ``observer.node_time(label, t_start, t_end)`` is called after it,
+    with ``time.perf_counter()`` values). The replays share the plain replay's kernels and
+    buffers; the plain replay, which runs while none is installed, is unchanged."""
+    global _observer
+    previous, _observer = _observer, observer
+    return previous
+
+
+def _node_time(label, t0):
+    t1 = _clock()
+    obs = _observer
+    if obs is not None:         # removed during the call: the node's time goes nowhere
+        obs.node_time(label, t0, t1)
+
+
+def _timed(em, unit, label):
+    return ["_t = _clk()"] + unit + [f"_TN({em.literal(label)}, _t)"]
+
+
+def _kernel_label(g):
+    names = []
+    for n in g.nodes:
+        name = n.operator or n.name
+        if name not in names:
+            names.append(name)
+    shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+    return f"fused kernel k{g.id} ({len(g.nodes)} ops: {shown})"
 
 
 def _emit_node(em, n, ufunc_plan, assigned, donations):

@@ -34,8 +34,8 @@ from .graph import Cap, Graph, Node, Ref
 from .replay import resolve
 
 __all__ = ["Tracer", "ScalarTracer", "TraceError", "UnsupportedTrace", "trace", "is_tracer",
-           "user_location", "tracing", "record_effect", "record_call", "record_primitive",
-           "Opaque", "NOT_TRACING"]
+           "user_location", "tracing", "record_effect", "record_observe", "record_call",
+           "record_primitive", "Opaque", "NOT_TRACING"]
 
 _TNP_DIR = os.path.dirname(os.path.abspath(_tnp_pkg.__file__)) + os.sep
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
@@ -798,6 +798,28 @@ def record_effect(fn, args, kwargs, name=None):
     if ctx is None or ctx.thread != threading.get_ident():
         return False
     _effect_node(ctx, fn, args, kwargs, name).result = None
+    return True
+
+
+def record_observe(fn, args, kwargs, level, name=None):
+    """While this thread traces: record an *observation* node that calls ``fn(*args,
+    **kwargs)`` at every run made while a replay observer of ``level`` or more is installed
+    (see ``program.set_replay_observer``; a profiler's span markers), and return True without
+    calling it; otherwise return False. It reads no traced value and writes nothing, so it
+    changes neither the fusion nor the memory plan of the program; a run without an observer
+    of its level does not contain it at all."""
+    ctx = _state.ctx
+    if ctx is None or ctx.thread != threading.get_ident():
+        return False
+    label = name or getattr(fn, "__qualname__", None) or type(fn).__name__
+    if any(is_tracer(a) for a in (*args, *kwargs.values())):
+        raise UnsupportedTrace(f"tnp.jit: the observation {label} reads a traced array"
+                               + _at(user_location()))
+    node = Node(len(ctx.graph.nodes), f"observe:{label}", fn, "eager", tuple(args),
+                dict(kwargs), user_location())
+    node.result = None
+    node.observe_level = int(level)
+    ctx.graph.nodes.append(node)
     return True
 
 

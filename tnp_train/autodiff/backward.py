@@ -70,8 +70,12 @@ def run(rec, targets, output_gradients, ready=None):
     rec._recording = rec._passive = False  # the backward pass: enclosing tapes only
     writes = rec._writes
     tracing = _tracing or _load_tracing()
-    # profiling: a span per hand-written backward at level 2, per VJP rule at level 3
+    # profiling: a span per hand-written backward at level 2, per VJP rule at level 3; in a
+    # function being compiled (its spans are markers of the program) only the backwards of
+    # backend operations (primitives), whose time a replay can tell apart: 1
     traced = 3 if tracing.level(3) else 2 if tracing.level(2) else 0
+    if traced and _ext.tracing():
+        traced = 1
     apply = _apply if not traced else \
         lambda node, gs, grads, writes: _apply_traced(node, gs, grads, writes, traced, tracing)
     direct = ready.direct if ready is not None else None
@@ -116,6 +120,8 @@ def _apply_traced(node, gs, grads, writes, traced, tracing):
         if traced < 3:
             return _apply(node, gs, grads, writes)
         name = f"{node.name} (VJP)"
+    elif traced == 1 and getattr(node.rule, "grad_fn", None) is None:
+        return _apply(node, gs, grads, writes)      # a tnp operation's rule, being compiled
     else:
         name = f"{_rule_label(node)} (backward)"
     with tracing.span(name, "backward"):
@@ -317,8 +323,13 @@ def _rule_label(node):
     fn = getattr(node.rule, "grad_fn", None)
     if fn is None:
         return getattr(node.rule, "opname", node.name)
-    module = str(getattr(fn, "__module__", "") or "").rsplit(".", 1)[-1]
-    name = str(getattr(fn, "__qualname__", "") or getattr(fn, "__name__", "backward"))
+    try:
+        module = str(getattr(fn, "__module__", "") or "").rsplit(".", 1)[-1]
+        name = str(getattr(fn, "__qualname__", "") or getattr(fn, "__name__", "backward"))
+    except TypeError:
+        # being compiled, a primitive's backward is an opaque value of the program (made at
+        # each run, nothing to read while tracing): the primitive's own name
+        return str(getattr(node.rule, "name", None) or node.name)
     name = name.split(".<locals>", 1)[0]
     return f"{module}.{name}" if module else name
 

@@ -30,9 +30,12 @@ import numpy as _np
 
 import tnp
 from tnp.extend import JitFallbackWarning, RetraceWarning
+from tnp.extend import tracing as _in_trace
 
+from ..utils import tracing as _tracing
 from . import autograph as _autograph
 from . import config as _config
+from . import spans as _spans
 
 __all__ = ["function", "Function", "ConcreteFunction", "RetraceWarning", "JitFallbackWarning",
            "step_function"]
@@ -61,7 +64,14 @@ class Function:
         self._follow_type_hints = experimental_follow_type_hints
         # AutoGraph: if/while/for on traced values become tt.cond / tt.while_loop
         compiled = _autograph.convert(python_function) if self._autograph else python_function
-        jit = tnp.jit(lambda *a, **k: compiled(*a, **k))
+
+        def traced(*a, **k):
+            if not _in_trace():          # a signature that runs eagerly
+                return compiled(*a, **k)
+            with _spans.tracing_spans():     # the profiler's spans: markers of the program
+                return compiled(*a, **k)
+
+        jit = tnp.jit(traced)
         jit.__name__ = self._name
         # jit_compile=True: everything compiled or a clear error; else a signature that cannot
         # be compiled runs eagerly (one warning), and so does one whose Python code needs a value
@@ -80,7 +90,12 @@ class Function:
         if self._input_signature is not None:
             _check_signature(self._name, self._input_signature, args, kwargs)
         before = self._jit.trace_count
-        result = self._jit(*args, **kwargs)
+        rec = _tracing.active_recorder
+        if rec is None:
+            result = self._jit(*args, **kwargs)
+        else:       # a profiler records: a span per call, the program's markers inside it
+            result = _spans.call_recorded(rec, self._name, lambda: self._jit(*args, **kwargs),
+                                          self._jit)
         self._recent.append(self._jit.trace_count != before)
         if (not self._warned_retrace and len(self._recent) == _RETRACE_WINDOW
                 and all(self._recent) and self._jit.trace_count > 1):

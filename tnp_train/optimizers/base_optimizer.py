@@ -627,10 +627,11 @@ class Optimizer:
         exact = tnp.where(held == _np.float32(self._lr_float_f32), self._lr_float,
                           held.astype(_np.float64))
         lr = tnp.reshape(exact, ())
-        step = tnp.reshape(tnp.reshape(self.iterations, one) + 1, ()).astype(_np.float64)
-        for g, v in todo:
-            self.traced_update_step(g, v, lr, step)
-        tnp.add(self.iterations, 1, out=self.iterations)
+        with _tracing.span(f"{type(self).__name__}.apply_gradients", "optimizer"):
+            step = tnp.reshape(tnp.reshape(self.iterations, one) + 1, ()).astype(_np.float64)
+            for g, v in todo:
+                self.traced_update_step(g, v, lr, step)
+            tnp.add(self.iterations, 1, out=self.iterations)
         return True
 
     def _apply_gradients_now(self, grads_and_vars, experimental_aggregate_gradients):

@@ -198,6 +198,9 @@ class Recorder:
 
     # -- tnp operations (level 3): the operation listener's callbacks ----------------------------
     def op_before(self, name, args, kwargs):
+        active = _tracing.active_recorder
+        if active is not self and active is not None and active.traces_here():
+            return None         # traced into a compiled program: its replays are timed
         gpu = self.gpu
         return (_clock(), gpu.begin() if gpu is not None else None)
 
@@ -208,7 +211,7 @@ class Recorder:
         self._op_end(token, name, {"error": type(exc).__name__})
 
     def _op_end(self, token, name, args):
-        if self.closed:
+        if self.closed or token is None:
             return
         t1 = _clock() * 1e6 + self.shift_us
         st = self.state()
@@ -319,6 +322,17 @@ class Recorder:
         if self.gpu is not None:
             out += self.gpu.trace_events(pid, self.threads)
         return out
+
+    # -- compiled programs: the replay observer (tnp.extend.set_replay_observer) ----------------
+    @property
+    def time_nodes(self):
+        """Whether compiled programs time each kernel and node for this recorder (level 3)."""
+        return self.level >= 3 and not self.closed
+
+    def node_time(self, label, t_start, t_end):
+        """A compiled program's kernel or node ran from ``t_start`` to ``t_end``: an ``op``
+        span (its time counts for the span around it, as a tnp operation's)."""
+        self.complete(label, "op", t_start, t_end, {"compiled": True})
 
     def step_count(self):
         return sum(1 for e in self.events if e[2] == "step" and e[0] == "X")

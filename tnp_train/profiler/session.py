@@ -138,8 +138,11 @@ class _Session:
                 self.hooks.append(subscribe(rec.on_collective).remove)
             if opts.host_tracer_level >= 3:
                 from tnp import extend
+                # an observer: compiled functions keep running compiled (their kernels and
+                # nodes are timed through the replay observer below)
                 self.hooks.append(extend.add_op_listener(before=rec.op_before, after=rec.op_after,
-                                                         error=rec.op_error).remove)
+                                                         error=rec.op_error,
+                                                         observer=True).remove)
             if opts.python_tracer_level >= 1:
                 threading.setprofile(rec.profile_func)
                 sys.setprofile(rec.profile_func)
@@ -147,6 +150,11 @@ class _Session:
             if _tracing.set_recorder(rec) is not None:   # pragma: no cover - guarded by _active
                 raise RuntimeError(_ALREADY)
             self.hooks.append(lambda: _tracing.set_recorder(None))
+            # compiled programs replay the markers of the levels recorded (and, at level 3,
+            # time their kernels) while this session records
+            from tnp import extend as _extend
+            _extend.set_replay_observer(rec)
+            self.hooks.append(lambda: _extend.set_replay_observer(None))
         except BaseException:
             self.uninstall()
             raise

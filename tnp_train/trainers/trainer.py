@@ -327,12 +327,11 @@ class Trainer:
     def _auto_compiles(self, kind, underlying):
         """Whether ``compile(jit_compile=None)`` compiles this step: the built-in step (a
         user's ``train_step`` keeps running eagerly, its Python at every step) with the
-        optimizer's own aggregation, while no profiler records; a signature that cannot be
-        compiled (an operation the tracer cannot follow) runs eagerly."""
+        optimizer's own aggregation; a signature that cannot be compiled (an operation the
+        tracer cannot follow) runs eagerly. A profiler changes nothing: the compiled step
+        records its spans (``tnp_train.compiler.spans``)."""
         if underlying is not getattr(Trainer, kind + "_step"):
             return False
-        if _tracing.active_recorder is not None:
-            return False        # the profiler is recording: every layer's span, every step
         if kind == "train":
             opt = getattr(self, "optimizer", None)
             if opt is None or opt.aggregator.streams:

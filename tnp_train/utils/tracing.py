@@ -7,26 +7,36 @@ costs one read of the module global :data:`active_recorder` and returns a shared
 Times are ``time.perf_counter()`` seconds (:data:`clock`), the clock the collective layer's
 events use; the recorder turns them into trace microseconds.
 
-``cat`` says what a span is (docs/profiler.md lists them); its level is 1 for ``step`` and
-``trace``, 3 for ``op``, 2 for the rest, and a recorder keeps only the levels it was asked for.
+``cat`` says what a span is (docs/profiler.md lists them); its level is 1 for ``step``,
+``trace`` and ``function`` (a call of a compiled function), 3 for ``op``, 2 for the rest, and a
+recorder keeps only the levels it was asked for.
+
+While a thread traces a compiled function, the compiler installs a *trace overlay*
+(:func:`set_trace_overlay`) as the active recorder: on that thread, a span becomes markers of the
+compiled program (``tnp_train.compiler.spans``) whatever profiler runs or not, so a trace does
+not depend on the profiler; the overlay hands other threads' spans to the session's recorder.
 Nothing here imports anything but the standard library, so any layer of tnp_train may use it.
 """
 from __future__ import annotations
 
+import threading
 import time
 
 __all__ = ["span", "complete", "instant", "level", "set_recorder", "get_recorder", "clock",
-           "LEVELS", "level_of", "NO_SPAN"]
+           "LEVELS", "level_of", "NO_SPAN", "set_trace_overlay"]
 
 # the active recorder, or None: read once per span. A hot path reads it inline, as
 # ``tracing.active_recorder`` (``set_recorder`` rebinds it, so a name imported from here would
 # go stale: not in __all__)
 active_recorder = None
+_session_recorder = None       # what set_recorder installed (a profiling session's recorder)
+_overlay = None                # what set_trace_overlay installed, active over it
+_lock = threading.Lock()
 
 clock = time.perf_counter
 
 # the host tracer level at which each category is recorded; unlisted categories are level 2
-LEVELS = {"step": 1, "trace": 1, "op": 3}
+LEVELS = {"step": 1, "trace": 1, "function": 1, "op": 3}
 
 
 def level_of(cat):
@@ -85,11 +95,23 @@ def level(n=2):
 
 def set_recorder(recorder):
     """Install ``recorder`` (None removes it); returns the one it replaces."""
-    global active_recorder
-    previous, active_recorder = active_recorder, recorder
+    global active_recorder, _session_recorder
+    with _lock:
+        previous, _session_recorder = _session_recorder, recorder
+        active_recorder = _overlay if _overlay is not None else recorder
     return previous
 
 
 def get_recorder():
-    """The active recorder, or None."""
-    return active_recorder
+    """The profiling session's recorder, or None (never the trace overlay)."""
+    return _session_recorder
+
+
+def set_trace_overlay(overlay):
+    """Install the compiler's trace overlay (None removes it) over the session's recorder;
+    returns the one it replaces."""
+    global active_recorder, _overlay
+    with _lock:
+        previous, _overlay = _overlay, overlay
+        active_recorder = overlay if overlay is not None else _session_recorder
+    return previous

@@ -26,11 +26,12 @@ def no_profiler_left():
     assert tracing.get_recorder() is None
 
 
-def _model():
+def _model(run_eagerly=None):
     model = tt.Sequential([tt.Input((6,)), tt.layers.Dense(8, activation="relu", name="hidden"),
                            tt.layers.Dense(3, name="logits")])
     model.compile(optimizer=tt.optimizers.SGD(0.1),
-                  loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+                  loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  run_eagerly=run_eagerly)
     return model
 
 
@@ -49,8 +50,9 @@ def _children(trace, parent, cat=None):
             if e is not parent and tc.inside(e, parent)]
 
 
-def test_fit_traces_every_step_with_its_parts(tmp_path):
-    model = _model()
+@pytest.mark.parametrize("run_eagerly", [None, True], ids=["compiled", "eager"])
+def test_fit_traces_every_step_with_its_parts(tmp_path, run_eagerly):
+    model = _model(run_eagerly)
     with Profile(tmp_path):
         model.fit(X, Y, batch_size=8, epochs=2, verbose=0)       # 6 steps per epoch
     trace = _worker_trace(tmp_path)
@@ -62,8 +64,15 @@ def test_fit_traces_every_step_with_its_parts(tmp_path):
         [(e, b) for e in range(2) for b in range(6)]
     names = tc.thread_names(trace)
     assert {s["tid"] for s in steps} == {0} and names[0] == "main"
-    for s in steps:
+    for i, s in enumerate(steps):
         inner = _children(trace, s)
+        # the compiled step (from the second on: the first builds the state eagerly) is one
+        # call of train_function, the spans of its program's markers inside it
+        calls = [e for e in inner if e["cat"] == "function"]
+        compiled = run_eagerly is None and i > 0
+        assert [e["name"] for e in calls] == (["train_function"] if compiled else [])
+        assert all(tc.inside(e, calls[0]) for e in inner
+                   if e["cat"] in ("forward", "backward", "optimizer")) if compiled else True
         first = min(inner, key=lambda e: e["ts"])
         # the wait for the batch opens the step
         assert (first["name"], first["cat"]) == ("IteratorGetNext", "input")
@@ -80,8 +89,11 @@ def test_fit_traces_every_step_with_its_parts(tmp_path):
             ["GradientTape.gradient"]
         # each hand-written backward (the fused Dense ops, the loss) inside the tape's pass
         hand = [e for e in backward if e["name"].endswith("(backward)")]
-        assert sorted(e["name"] for e in hand) == \
-            ["_xent.crossentropy (backward)"] + ["dense._make_backward (backward)"] * 2
+        if compiled:     # a compiled Dense is tnp operations (fused), the loss a primitive
+            assert [e["name"] for e in hand] == ["_xent._sparse_logits_traced (backward)"]
+        else:
+            assert sorted(e["name"] for e in hand) == \
+                ["_xent.crossentropy (backward)"] + ["dense._make_backward (backward)"] * 2
         tape = next(e for e in backward if e["name"] == "GradientTape.gradient")
         assert all(tc.inside(h, tape) for h in hand)
         (opt,) = [e for e in inner if e["cat"] == "optimizer"]

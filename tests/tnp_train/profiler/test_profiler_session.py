@@ -170,8 +170,10 @@ def _cats_at(tmp_path, level):
 def test_host_tracer_level_filters_categories(tmp_path):
     cats = {level: _cats_at(tmp_path, level)[0] for level in (0, 1, 2, 3)}
     assert cats[0] == set()
-    assert cats[1] == {"step"}
-    assert cats[2] == {"step", "input", "forward", "backward", "optimizer", "checkpoint"}
+    # the second step is compiled: a call of train_function (level 1), its markers' spans
+    assert cats[1] == {"step", "function"}
+    assert cats[2] == {"step", "function", "input", "forward", "backward", "optimizer",
+                       "checkpoint"}
     assert cats[3] == cats[2] | {"op"}
 
 
@@ -181,8 +183,17 @@ def test_level_3_ops_are_timed_inside_their_layer(tmp_path):
     forward = tc.spans(trace, "forward")
     lam = [f for f in forward if f["name"] == "scaled_tanh"]
     assert len(lam) == 2 and lam[0]["args"] == {"class": "Lambda"}      # one per step
-    for f in lam:        # the layer's own operations, timed inside its forward span
-        assert [o["name"] for o in ops if tc.inside(o, f)] == ["tanh", "multiply"]
+    # the first step (eager): the layer's own operations, timed inside its forward span
+    assert [o["name"] for o in ops if tc.inside(o, lam[0])] == ["tanh", "multiply"]
+    # the second (compiled): the program's kernels and nodes, timed where they run; the
+    # layer's operations are fused with the loss's (the kernel runs where its last one was)
+    (call,) = tc.spans(trace, "function")
+    inside = [o for o in ops if tc.inside(o, call)]
+    assert inside and all(o["args"] == {"compiled": True} for o in inside)
+    kernel, = [o for o in inside if "tanh" in o["name"]]
+    assert kernel["name"].startswith("fused kernel") and "square" in kernel["name"]
+    loss = [f for f in forward if f["name"] == "loss" and tc.inside(f, call)]
+    assert len(loss) == 1 and tc.inside(kernel, loss[0])
     assert tnp.extend.op_listeners() == []                     # removed at stop
 
 
