@@ -13,7 +13,19 @@ processes: *cold* with an empty kernel cache (``TNP_JIT_CACHE_DIR`` set to a new
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/compile.py \\
         --threads 1
 
-prints a markdown table and one ``JSON {...}`` line.
+prints a markdown table and one ``JSON {...}`` line. ``--without-numba`` measures the replay
+alone (Numba made unimportable: each operation one NumPy call, no kernels), what ``tnp.jit``
+does where Numba is missing, after one ``JitFallbackWarning``.
+
+The other compilers (jax.jit, torch.compile, tf.function(jit_compile=True), a hand-written Numba
+loop, numexpr) are measured beside it by the shared harness, in one run::
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=<repo> <bench venv>/bin/python \
+        /work/shared/bench/fusion.py --threads 1 --rounds 5 \
+        --impls numpy,numexpr,numba,jax-jit,torch-compile,tf-xla,module:tnp,compile:tnp:jit
+
+(the bench venv must have Numba: without it ``compile:tnp:jit`` is the replay alone, about
+NumPy's speed; docs/compile.md, "Speed", has the figures).
 """
 from __future__ import annotations
 
@@ -179,8 +191,13 @@ def main(argv=None):
                     help="skip the cold/warm first-call measurement")
     ap.add_argument("--json-out")
     ap.add_argument("--first-call", help=argparse.SUPPRESS)
+    ap.add_argument("--without-numba", action="store_true",
+                    help="make Numba unimportable: the replay alone, no fused kernels")
     a = ap.parse_args(argv)
     pin(a.threads, affinity=not a.no_affinity)
+    if a.without_numba:
+        sys.modules["numba"] = None     # import numba now raises ImportError
+        a.no_first_call = True
     if a.first_call:
         print(json.dumps({"first_call_s": first_call(a.first_call)}))
         return
@@ -189,7 +206,8 @@ def main(argv=None):
 
     workloads = [w for w in a.workloads.split(",") if w]
     results = {}
-    print(f"# compile: numpy {np.__version__}, tnp, threads={a.threads}")
+    print(f"# compile: numpy {np.__version__}, tnp, threads={a.threads}"
+          f"{', WITHOUT Numba (no kernels)' if a.without_numba else ''}")
     for w in workloads:
         fn = FUNCS[w]
         raw = make_inputs(w, np)

@@ -136,3 +136,25 @@ def test_vectorize_benchmark_smoke_run(tmp_path):
     assert {"tnp-vmap", "tnp-loop"} <= set(data["per_example"])
     assert {"poly/tnp.vectorize", "sin/numpy.vectorize"} <= set(data["vectorize"])
     assert all(v["s"] > 0 for v in data["per_example"].values())
+
+
+def test_compile_smoke_run_with_and_without_numba(tmp_path):
+    """benchmarks/compile.py: tnp.jit's results are NumPy's bits, one kernel per workload; with
+    Numba made unimportable, no kernels, the same bits, and the JitFallbackWarning saying why."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               TNP_JIT_CACHE_DIR=str(tmp_path / "kernels"))
+    for extra, kernels in (([], 1), (["--without-numba"], 0)):
+        out = tmp_path / "compile.json"
+        proc = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "compile.py"), "--workloads",
+             "gelu,adam", "--rounds", "1", "--target-ms", "1", "--no-first-call",
+             "--json-out", str(out)] + extra,
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        data = json.loads(out.read_text())
+        for w in ("gelu", "adam"):
+            row = data["results"][w]["tnp.jit"]
+            assert row["bit_equal"] and row["kernels"] == kernels
+            if kernels:
+                assert row["unfused"] == []
+        assert ("without fused kernels" in proc.stderr) == (kernels == 0)

@@ -14,7 +14,10 @@ of a tnp array or imports ``tnp._core``. What is here:
   tnp bumps the counter shared by an array and its views; a library that writes into
   :func:`backend_array` directly must call :func:`bump_version` afterwards, so a tape that saved
   the old value refuses to differentiate through it;
-* **operation listeners**: :func:`add_op_listener` (see its docstring and ``docs/extend.md``).
+* **operation listeners**: :func:`add_op_listener` (see its docstring and ``docs/extend.md``);
+* **vectorizable math for Numba loops**: ``vecmath`` (``exp_f32``, ``expm1_f32``, ``log_f32``,
+  ``tanh_f32``, ``sigmoid_f32``: float32 functions that LLVM vectorizes, within an ulp of the
+  exact value; loading it loads Numba).
 """
 from __future__ import annotations
 
@@ -379,6 +382,12 @@ __all__ += list(_JIT_NAMES)
 def __getattr__(name):
     # the compiler's exceptions and warnings, for libraries that compile (loaded on first use:
     # ``import tnp`` does not load the compiler)
+    if name == "vecmath":
+        # float32 exp/expm1/log/tanh/sigmoid for Numba loops that vectorize; loads Numba, so
+        # it is not in __all__ (a star import stays cheap, and works without Numba)
+        from ._jit import vecmath
+
+        return vecmath
     if name in _JIT_NAMES:
         from ._jit import api, batching
 

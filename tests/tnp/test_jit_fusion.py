@@ -183,6 +183,98 @@ def test_intermediates_share_reused_buffers():
     assert_same(first, chain(x, x))
 
 
+@pytest.mark.parametrize("dtype, n", [(np.float32, 3), (np.float32, 129), (np.float32, 300),
+                                      (np.float32, 520), (np.float64, 512)])
+def test_row_sums_inline_are_numpys_bits(dtype, n):
+    """Row sums and means of up to 512 are computed inline in NumPy's pairwise order (longer
+    rows call NumPy's loop): eager's bits on values whose magnitudes spread over 12 decades
+    (any other order shows), with a row of specials."""
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal((5, n)) * 10.0 ** rng.uniform(-6, 6, (5, n))).astype(dtype)
+    x[1, :3] = [-0.0, np.inf, 1.0]
+    x[2] = -0.0
+    x[3, min(5, n - 1)] = np.nan
+
+    def f(a):
+        return tnp.sum(a * 1.5, axis=-1), tnp.mean(a - 1.0, axis=-1, keepdims=True)
+
+    t = tnp.asarray(x)
+    jf = tnp.jit(f)
+    lo = jf.lower(t)
+    assert len(lo.kernels) == 1
+    assert ("pairwise_leaf" in lo.kernels[0].source) == (8 <= n <= 512)
+    with np.errstate(all="ignore"):
+        assert_same(jf(t), f(t))
+
+
+def test_inline_sums_only_where_numpys_order_is_checked(monkeypatch):
+    """Where NumPy's add.reduce does not sum in the order the kernels would (checked once per
+    process and dtype), kernels call its loop instead; a kernel summing in another order is
+    caught by the bit-for-bit comparison."""
+    x = tnp.asarray(np.random.default_rng(1).standard_normal((4, 300)) * 1e3)
+
+    def f(a):
+        return (a * 2.0).sum(axis=-1)
+
+    monkeypatch.setattr(_kernel, "_inline_sum_checked", {})
+    monkeypatch.setattr(_kernel, "_pairwise_py", lambda a, s, n: sum(a[s + 1:s + n], a[s]))
+    assert not _kernel.inline_sum_ok(np.float64)
+    jf = tnp.jit(f)
+    assert "pairwise_leaf" not in jf.lower(x).kernels[0].source
+    assert_same(jf(x), f(x))
+    # the generator's order broken on purpose (halves split elsewhere): not NumPy's bits
+    monkeypatch.setattr(_kernel, "_inline_sum_checked", {"d": True})
+    monkeypatch.setattr(_kernel, "_pairwise_expr", lambda arr, s, n: (
+        f"(pairwise_leaf({arr}, 0, 128) + pairwise_leaf({arr}, 128, 128) + "
+        + " + ".join(f"{arr}[{i}]" for i in range(256, n)) + ")"))
+    monkeypatch.setattr(_kernel, "_GENERATOR_STAMP", _kernel._GENERATOR_STAMP + "seq")
+    broken = tnp.jit(f)
+    with pytest.raises(AssertionError):
+        assert_same(broken(x), f(x))
+
+
+def test_unfused_ufuncs_write_in_place_into_a_dead_operand():
+    """Without kernels each ufunc writes into a reused buffer; an operand the node reads last
+    gives its buffer to the result (NumPy's eager temporaries do the same), also where the
+    operand is read through an overlapping view (NumPy then computes as without overlap)."""
+    def chain(x):
+        a = x * 2.0
+        b = a.T + a                  # reads a twice, through a transposed view: overlap
+        c = tnp.tanh(b) * 0.5 + 1.0
+        return c * x
+
+    x = tnp.asarray(np.random.default_rng(5).standard_normal((64, 64)).astype(np.float32))
+    jf = tnp.jit(chain, fuse=False)
+    assert_same(jf(x), chain(x))
+    assert_same(jf(x), chain(x))
+    src = jf.lower(x).replay_source()
+    assert len(jf.lower(x).program._buffer_specs) == 1, src     # (two without in-place)
+    g = tnp.jit(lambda x: gelu(tnp, x), fuse=False)
+    x1 = tnp.asarray(_inputs("gelu")[0])
+    assert_same(g(x1), gelu(tnp, x1))
+    assert len(g.lower(x1).program._buffer_specs) <= 2
+
+
+def test_without_numba_compiles_without_kernels_and_says_so(monkeypatch):
+    """Numba missing (a broken install): the replay alone, bit for bit eager's, after one
+    JitFallbackWarning that says why the kernels are off; a silent slowdown would hide it."""
+    from tnp._jit import program as _program
+
+    monkeypatch.setitem(sys.modules, "numba", None)
+    monkeypatch.setattr(_program, "_NO_KERNELS", [None, False])
+    args = tuple(tnp.asarray(a) for a in _inputs("layernorm"))
+    with pytest.warns(tnp._jit.JitFallbackWarning, match="Numba.*without fused kernels"):
+        jf = tnp.jit(lambda *a: layernorm(tnp, *a))
+        got = jf(*args)
+    assert_same(got, layernorm(tnp, *args))
+    assert jf.lower(*args).kernels == []
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # said once per process
+        tnp.jit(lambda *a: gelu(tnp, *a))(tnp.asarray(_inputs("gelu")[0]))
+
+
 def test_a_broken_generator_is_caught(monkeypatch):
     """If the generator computed ``add`` wrongly, the bit-for-bit comparison fails: these
     tests do look at what the kernels compute."""

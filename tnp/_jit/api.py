@@ -26,7 +26,8 @@ __all__ = ["jit", "JitFunction", "Lowered", "TraceError", "UnsupportedTrace",
 
 
 class JitFallbackWarning(UserWarning):
-    """A function (for one signature) runs eagerly: ``tnp.jit`` could not compile it."""
+    """A function (for one signature) runs eagerly: ``tnp.jit`` could not compile it; or (once
+    per process) compiled functions run without fused kernels, Numba being unavailable."""
 
 
 class RetraceWarning(UserWarning):

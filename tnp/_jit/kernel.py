@@ -24,7 +24,7 @@ import numpy as np
 __all__ = ["KernelSpec", "build_kernel", "TILE"]
 
 TILE = 1024
-GENERATOR_VERSION = "4"
+GENERATOR_VERSION = "5"
 
 
 def _stamp():
@@ -64,7 +64,7 @@ class _KV:
 
 class _KOp:
     __slots__ = ("kind", "op", "operands", "out", "loop", "loop_index", "rop", "in_dtypes",
-                 "step")
+                 "step", "inline_sum")
 
     def __init__(self, kind, op, operands, out, in_dtypes, loop=None, rop=None):
         self.kind = kind            # 'inline' | 'loop' | 'reduce'
@@ -76,6 +76,7 @@ class _KOp:
         self.rop = rop
         self.in_dtypes = [np.dtype(d) for d in in_dtypes]
         self.step = None
+        self.inline_sum = False     # a reduction summed inline (not by NumPy's loop)
 
 
 class KernelSpec:
@@ -493,6 +494,8 @@ def _step_text(kind, x):
     if kind == "loop":
         return f"NumPy loop {x.loop.ufunc.__name__} {x.loop.sig}"
     if kind == "reduce":
+        if x.inline_sum:
+            return f"row {x.rop} (inline, in NumPy's pairwise order)"
         return f"row {x.rop} (NumPy's {x.loop.ufunc.__name__}.reduce loop)"
     return f"row op {x.op}"
 
@@ -610,6 +613,17 @@ def _gen_reduce(g, op, flat, transient, spec):
     s = transient[dt.char]
     transient[dt.char] = s + 1
     acc = f"b_{c} + {s} * rs_{c}"
+    w = f"w{op.out.id}"
+    if op.rop in ("sum", "mean") and not flat and spec.T == spec.N and \
+            len(_pairwise_leaves(0, spec.N)) <= _INLINE_SUM_LEAVES and inline_sum_ok(dt):
+        # NumPy's add.reduce loop is ``acc += pairwise_sum(row)`` from acc = 0: the same
+        # additions, in the same order, inline (no call, the row's leaves vectorized)
+        ra = f"ra{op.out.id}"
+        op.inline_sum = True
+        g.emit(f"{ra} = {_row(src)}")
+        g.emit(f"{w} = {_NP_NAMES[dt.char]}(0.0) + {_pairwise_expr(ra, 0, spec.N)}")
+        _finish_reduce(g, op, dt, w)
+        return
     a, _ = _addr(src, flat, transient, spec, g)
     if op.rop in ("sum", "mean"):
         # NumPy starts an add reduction from the identity and adds the whole row
@@ -621,8 +635,11 @@ def _gen_reduce(g, op, flat, transient, spec):
         start, n = str(isz), "m - 1"
     g.emit(f"loop_call3(lp[{op.loop_index}, 0], lp[{op.loop_index}, 1], {n}, {acc}, 0, "
            f"{a} + {start}, {isz}, {acc}, 0)")
-    w = f"w{op.out.id}"
     g.emit(f"{w} = sc_{c}[{s}, 0]")
+    _finish_reduce(g, op, dt, w)
+
+
+def _finish_reduce(g, op, dt, w):
     if op.rop == "mean":
         # numpy.mean divides the float sum by the count (an intp): in float64, then cast back
         if dt.char == "f":
@@ -631,6 +648,90 @@ def _gen_reduce(g, op, flat, transient, spec):
             g.emit(f"{w} = {w} / np.float64(N)")
     if op.out.is_output:
         g.emit(f"o{op.out.out_index}[r] = {w}")
+
+
+# rows of up to this many blocks of the pairwise sum (512 elements: 4 blocks of 128) are
+# summed inline; longer ones call NumPy's loop (each block inlined makes a kernel slower to
+# compile, and a loop over blocks gains nothing on NumPy's loop)
+_INLINE_SUM_LEAVES = 4
+_inline_sum_checked = {}
+
+
+def _pairwise_expr(arr, s, n):
+    """NumPy's pairwise summation of ``arr[s:s + n]`` as an expression: runs of fewer than 8
+    added in order, blocks of up to 128 by :func:`~.nbhelpers.pairwise_leaf`, longer ones
+    split in two at half the length rounded down to a multiple of 8."""
+    if n < 8:
+        return "(" + " + ".join(f"{arr}[{s + i}]" for i in range(n)) + ")"
+    if n <= 128:
+        return f"pairwise_leaf({arr}, {s}, {n})"
+    n2 = n // 2
+    n2 -= n2 % 8
+    return f"({_pairwise_expr(arr, s, n2)} + {_pairwise_expr(arr, s + n2, n - n2)})"
+
+
+def _pairwise_leaves(s, n):
+    """The blocks ``(start, length)`` that :func:`_pairwise_expr` sums by leaf calls."""
+    if n <= 128:
+        return [(s, n)]
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_leaves(s, n2) + _pairwise_leaves(s + n2, n - n2)
+
+
+def _pairwise_py(a, s, n):
+    """:func:`_pairwise_expr`'s order, in NumPy scalars (to check it against NumPy)."""
+    if n < 8:
+        r = a[s]
+        for i in range(s + 1, s + n):
+            r = r + a[i]
+        return r
+    if n <= 128:
+        acc = [a[s + k] for k in range(8)]
+        m = n - n % 8
+        for i in range(s + 8, s + m, 8):
+            for k in range(8):
+                acc[k] = acc[k] + a[i + k]
+        r = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+        for i in range(s + m, s + n):
+            r = r + a[i]
+        return r
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_py(a, s, n2) + _pairwise_py(a, s + n2, n - n2)
+
+
+def inline_sum_ok(dt):
+    """Whether this NumPy's ``add.reduce`` of a contiguous row of ``dt`` is ``0 +
+    pairwise(row)`` in :func:`_pairwise_expr`'s order, bit for bit, on rows of every shape of
+    the tree whose values' magnitudes spread so that any other order shows (checked once per
+    dtype and process; where it is not, kernels call NumPy's loop)."""
+    dt = np.dtype(dt)
+    ok = _inline_sum_checked.get(dt.char)
+    if ok is None:
+        rng = np.random.default_rng(2024)
+        ok = True
+        with np.errstate(all="ignore"):
+            for n in (2, 3, 7, 8, 9, 15, 16, 17, 63, 127, 128, 129, 135, 136, 255, 256, 257,
+                      300, 1000, 1031):
+                row = (rng.standard_normal(n) * 10.0 ** rng.uniform(-6, 6, n)).astype(dt)
+                vals = [dt.type(v) for v in row]
+                want = np.add.reduce(row)
+                got = dt.type(0.0) + _pairwise_py(vals, 0, n)
+                if np.asarray(got, dt).tobytes() != np.asarray(want, dt).tobytes():
+                    ok = False
+                    break
+        _inline_sum_checked[dt.char] = ok
+    return ok
+
+
+def _row(src):
+    """Row ``r`` of a materialized per-element value, as a 1-d array."""
+    if src.ext is not None:
+        return f"x{src.ext}[r]"
+    if src.home == "out":
+        return f"o{src.out_index}[r]"
+    return f"sc_{_cname(src.dtype.char)}[{src.slot}]"
 
 
 def _first(src, flat):

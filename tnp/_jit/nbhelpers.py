@@ -9,9 +9,10 @@ from __future__ import annotations
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
+from numba import njit
 from numba.extending import intrinsic
 
-__all__ = ["loop_call2", "loop_call3"]
+__all__ = ["loop_call2", "loop_call3", "pairwise_leaf"]
 
 
 def _emit_loop_call(context, builder, signature, llargs, nops):
@@ -70,3 +71,32 @@ def loop_call3(typingctx, fn, data, n, a0, s0, a1, s1, a2, s2):
     return types.void(fn, data, n, a0, s0, a1, s1, a2, s2), codegen
 
 
+@njit(inline="always", error_model="numpy")
+def pairwise_leaf(a, s, n):
+    """The sum of ``a[s:s + n]`` (8 <= n <= 128) in the order of NumPy's pairwise summation
+    at its leaves: eight running sums over every eighth element, added as a balanced tree,
+    then the last ``n % 8`` elements one by one (kernel.py builds the tree above the leaves,
+    and checks the order against NumPy's before using it). The eight sums are independent,
+    so LLVM keeps them in one vector register."""
+    r0 = a[s]
+    r1 = a[s + 1]
+    r2 = a[s + 2]
+    r3 = a[s + 3]
+    r4 = a[s + 4]
+    r5 = a[s + 5]
+    r6 = a[s + 6]
+    r7 = a[s + 7]
+    m = n - n % 8
+    for i in range(s + 8, s + m, 8):
+        r0 += a[i]
+        r1 += a[i + 1]
+        r2 += a[i + 2]
+        r3 += a[i + 3]
+        r4 += a[i + 4]
+        r5 += a[i + 5]
+        r6 += a[i + 6]
+        r7 += a[i + 7]
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(s + m, s + n):
+        res += a[i]
+    return res

@@ -258,9 +258,15 @@ def _positions(graph, groups):
     return group_of_node, pos_of_group
 
 
-def _memory_plan(graph, groups, group_of_node, pos_of_group, eligible):
+def _memory_plan(graph, groups, group_of_node, pos_of_group, eligible, in_place=()):
     """Buffer index for each value in ``eligible`` (value id -> value): a value gets a buffer
-    of its shape and dtype, shared with values whose storage is dead before it is made."""
+    of its shape and dtype, shared with values whose storage is dead before it is made.
+
+    A value in ``in_place`` (made by a NumPy ufunc with ``out=``) may also take the buffer of
+    an operand that its own node reads last, as NumPy's eager temporaries do (``a * b + c``
+    adds in place into the product): NumPy gives a ufunc whose output overlaps an input the
+    result it gives without the overlap, so this is exact, and a chain then runs in one or two
+    buffers that stay in cache instead of cycling through three or more."""
     last_use = {}
     for n in graph.nodes:
         g = group_of_node.get(n.id)
@@ -286,6 +292,7 @@ def _memory_plan(graph, groups, group_of_node, pos_of_group, eligible):
             continue
         defs.append((pos, v))
     defs.sort(key=lambda p: (p[0], p[1].id))
+    in_place = set(in_place)
     buffers = []        # (shape, dtype)
     free = {}           # (shape, dtype) -> [(free from position, index)]
     assigned = {}
@@ -293,8 +300,9 @@ def _memory_plan(graph, groups, group_of_node, pos_of_group, eligible):
         key = (v.shape, v.dtype.str)
         pool = free.setdefault(key, [])
         idx = None
+        limit = pos + 1 if v.id in in_place else pos
         for i, (after, bi) in enumerate(pool):
-            if after < pos:
+            if after < limit:
                 idx = bi
                 pool.pop(i)
                 break
@@ -334,18 +342,46 @@ def _prune(graph):
     graph.nodes[:] = kept
 
 
+_NO_KERNELS = [None, False]     # why Numba cannot build kernels here ('' when it can); warned
+
+
+def kernels_unavailable():
+    """Why this process cannot build fused kernels (Numba is not installed, or fails to
+    import), or ``''``. Asked once, at the first program with something to fuse."""
+    if _NO_KERNELS[0] is None:
+        try:
+            import numba  # noqa: F401
+            _NO_KERNELS[0] = ""
+        except Exception as e:
+            _NO_KERNELS[0] = (f"Numba, a dependency of tnp, could not be imported "
+                              f"({type(e).__name__}: {e})")
+    return _NO_KERNELS[0]
+
+
+def _warn_no_kernels():
+    if _NO_KERNELS[1]:
+        return
+    _NO_KERNELS[1] = True
+    from .api import JitFallbackWarning, _user_stacklevel
+
+    warnings.warn(f"tnp.jit: {_NO_KERNELS[0]}; compiled functions run without fused kernels "
+                  f"(each operation one NumPy call, at about NumPy's speed)",
+                  JitFallbackWarning, stacklevel=_user_stacklevel())
+
+
 def build_program(graph, fuse=True, donated=()):
     """Compile ``graph`` into a :class:`Program`. ``donated``: indices of the flattened array
     arguments whose memory outputs may take over."""
     from .fusion import find_groups
 
-    if fuse:
-        import importlib.util
-
-        if importlib.util.find_spec("numba") is None:   # the replay alone, no kernels
-            fuse = False
     _prune(graph)
     groups = find_groups(graph) if fuse else []
+    if groups and kernels_unavailable():     # the replay alone, no kernels: said once
+        _warn_no_kernels()
+        for g in groups:
+            for n in g.nodes:
+                n.info = None
+        groups = []
     specs = {}
     kept = []
     for g in groups:
@@ -386,7 +422,8 @@ def build_program(graph, fuse=True, donated=()):
         for v in g.outputs:
             if not v.scalar and v.shape != ():
                 eligible[v.id] = (v, p)
-    assigned, buffers = _memory_plan(graph, groups, group_of_node, pos_of_group, eligible)
+    assigned, buffers = _memory_plan(graph, groups, group_of_node, pos_of_group, eligible,
+                                     in_place={info.out.id for _, info in ufunc_nodes.values()})
     donations = _donations(graph, groups, specs, group_of_node, pos_of_group, ufunc_nodes,
                            donated)
     buffer_specs = list(buffers)
