@@ -10,10 +10,10 @@ values the backward pass keeps) in one pass over (batch, units), with no tempora
 The loops compute what :func:`tnp_train.ops.recurrent._fused_forward` and ``_fused_backward``
 compute, in the same layout and the same order; they fill the same cache arrays (the gates
 overwrite the input projection in place), so the sequence-wide products (input projection,
-weight gradients) are shared. float32 only: ``tanh``
-(and ``sigmoid(z) = (1 + tanh(z / 2)) / 2``) is the rational approximation TF's CPU kernels use,
-evaluated in float64 (within an ulp or two of NumPy's float32 ``tanh``), written so that LLVM
-vectorizes it; float64 sequences keep the NumPy loop (libm accuracy). Covered: SimpleRNN, LSTM,
+weight gradients) are shared. float32 only: ``tanh`` and
+``sigmoid`` are :mod:`tnp.extend.vecmath`'s (computed in float64 and rounded once: within an
+ulp of the exact value, written so that LLVM vectorizes them); float64 sequences keep the NumPy
+loop (libm accuracy). Covered: SimpleRNN, LSTM,
 GRU with ``reset_after=True`` (TF 2's default), every activation of the NumPy path.
 """
 from __future__ import annotations
@@ -48,29 +48,12 @@ def applies(xp, kind, dtype, act, ract, reset_after):
 if _numba is not None:
     _njit = _numba.njit(cache=True, nogil=True, error_model="numpy")
     _inline = _numba.njit(inline="always")
-    f32, f64 = np.float32, np.float64
-    _ZERO, _HALF, _ONE, _FIFTH = f32(0.0), f32(0.5), f32(1.0), f32(0.2)
-    _LIM = f64(9.0)       # the fit holds to here; float32 tanh(x) rounds to +-1 beyond
-    _P0, _P1, _P2, _P3, _P4, _P5, _P6 = (
-        f64(-2.76076847742355e-16), f64(2.00018790482477e-13), f64(-8.60467152213735e-11),
-        f64(5.12229709037114e-08), f64(1.48572235717979e-05), f64(6.37261928875436e-04),
-        f64(4.89352455891786e-03))
-    _Q0, _Q1, _Q2, _Q3 = (f64(1.19825839466702e-06), f64(1.18534705686654e-04),
-                          f64(2.26843463243900e-03), f64(4.89352518554385e-03))
+    from tnp import extend as _extend
 
-    @_inline
-    def _tanh(x):
-        # an odd 13/6 rational minimax fit of tanh (Eigen's float tanh, as TF's CPU kernels),
-        # evaluated in float64: within 2.5e-8 of tanh, so the float32 result is within an ulp
-        # or two of NumPy's (evaluated in float32 it drifts to 6 ulps near +-1). The clamps are
-        # selects: a NaN stays NaN and the loop vectorizes
-        x = f64(x)
-        x = _LIM if x > _LIM else x
-        x = -_LIM if x < -_LIM else x
-        x2 = x * x
-        p = (((((_P0 * x2 + _P1) * x2 + _P2) * x2 + _P3) * x2 + _P4) * x2 + _P5) * x2 + _P6
-        q = ((_Q0 * x2 + _Q1) * x2 + _Q2) * x2 + _Q3
-        return f32((p * x) / q)
+    _vm = _extend.vecmath          # float32 tanh / sigmoid that vectorize (within an ulp)
+    _tanh, _sigmoid = _vm.tanh_f32, _vm.sigmoid_f32
+    f32 = np.float32
+    _ZERO, _HALF, _ONE, _FIFTH = f32(0.0), f32(0.5), f32(1.0), f32(0.2)
 
     @_inline
     def _act_into(dst, src, lo, hi, code):
@@ -80,7 +63,7 @@ if _numba is not None:
                 dst[j] = _tanh(src[j])
         elif code == 1:
             for j in range(lo, hi):
-                dst[j] = _HALF + _HALF * _tanh(_HALF * src[j])
+                dst[j] = _sigmoid(src[j])
         elif code == 2:
             for j in range(lo, hi):
                 x = src[j]

@@ -2,8 +2,8 @@
 NumPy loop it replaces and against float64.
 
 The NumPy loop in float64 is the reference: the float32 Numba loop must be about as close to it as
-the float32 NumPy loop is (its tanh is a rational approximation, its sums run in another order), on
-the outputs, the final states and every gradient, for each kind, activation, mask, recurrent
+the float32 NumPy loop is (its tanh and sigmoid are tnp.extend.vecmath's, its sums run in
+another order), on the outputs, the final states and every gradient, for each kind, activation, mask, recurrent
 dropout mask, cotangent and direction.
 """
 import itertools
