@@ -141,7 +141,7 @@ def effect(fn, *args, **kwargs):
     called now, else None. For writes into state a compiled function must repeat at every
     call: a variable's update, an optimizer step, a metric's accumulation."""
     if _traces:
-        from ._jit.tracer import record_effect
+        from ._jit.records import record_effect
 
         if record_effect(fn, args, kwargs):
             return None
@@ -157,7 +157,7 @@ def observe(fn, *args, level=1, **kwargs):
     an observation changes neither the fusion nor the memory plan, so a fused kernel that spans
     it runs where its last operation was. Returns ``fn``'s result when called now, else None."""
     if _traces:
-        from ._jit.tracer import record_observe
+        from ._jit.records import record_observe
 
         if record_observe(fn, args, kwargs, level):
             return None
@@ -291,7 +291,7 @@ def host_call(fn, *args, shape, dtype, **kwargs):
     function (never while tracing). Without it such a value would be computed once, while
     tracing, and every run would reuse it."""
     if _traces:
-        from ._jit.tracer import record_call
+        from ._jit.records import record_call
 
         t = record_call(fn, args, kwargs, shape, dtype)
         if t is not None:
@@ -315,7 +315,8 @@ def primitive(fn, *args, name=None, **kwargs):
     those) whose results' structure, shapes and dtypes do not depend on the values, and must
     not close over a traced array (pass it as an argument). ``name`` labels the node."""
     if _traces:
-        from ._jit.tracer import NOT_TRACING, record_primitive
+        from ._jit.records import record_primitive
+        from ._jit.tracer import NOT_TRACING
 
         r = record_primitive(fn, args, kwargs, name)
         if r is not NOT_TRACING:
