@@ -96,12 +96,26 @@ _A = tuple(_f64(1.0 / (2 * n + 1)) for n in range(1, 9))
 
 
 @_inline
+def _reduce(y):
+    """``(big, r)``: ``y = k ln 2 + r``, ``|r| <= ln(2) / 2``, with ``k`` in the low bits of
+    ``big`` (round to nearest, as an integer)."""
+    big = y * _INV_LN2 + _ROUND
+    kf = big - _ROUND
+    return big, _fmuladd(-kf, _LN2_LO, _fmuladd(-kf, _LN2_HI, y))
+
+
+@_inline
+def _pow2(big):
+    """``2**k`` from ``k``'s bits in ``big`` (no float-to-integer conversion; a nan gives some
+    power of 2, and the caller's ``q`` is nan already)."""
+    return _f64_from_bits((_bits_of_f64(big) - _ROUND_BITS + 1023) << 52)
+
+
+@_inline
 def _expm1_parts(y):
     """``(2**k, q)`` with ``exp(y) = 2**k * (1 + q)``, ``|q| <= 0.42`` to 1e-12 relative, for
     float64 ``y`` in [-110, 110] (nan in, nan out)."""
-    big = y * _INV_LN2 + _ROUND       # k in its low bits: round to nearest, as an integer
-    kf = big - _ROUND
-    r = _fmuladd(-kf, _LN2_LO, _fmuladd(-kf, _LN2_HI, y))
+    big, r = _reduce(y)
     p = _fmuladd(_C[9], r, _C[8])
     p = _fmuladd(p, r, _C[7])
     p = _fmuladd(p, r, _C[6])
@@ -111,20 +125,14 @@ def _expm1_parts(y):
     p = _fmuladd(p, r, _C[2])
     p = _fmuladd(p, r, _C[1])
     p = _fmuladd(p, r, _C[0])
-    q = _fmuladd(r * r, p, r)
-    # 2**k from k's bits in ``big`` (no float-to-integer conversion; a nan gives some power
-    # of 2, and q is nan already)
-    k = _bits_of_f64(big) - _ROUND_BITS
-    return _f64_from_bits((k + 1023) << 52), q
+    return _pow2(big), _fmuladd(r * r, p, r)
 
 
 @_inline
 def _expm1_parts_short(y):
     """:func:`_expm1_parts` to 3e-11 relative (two terms fewer), for tanh: its float32
     result stays within an ulp, correctly rounded but for a few arguments in a million."""
-    big = y * _INV_LN2 + _ROUND       # k in its low bits: round to nearest, as an integer
-    kf = big - _ROUND
-    r = _fmuladd(-kf, _LN2_LO, _fmuladd(-kf, _LN2_HI, y))
+    big, r = _reduce(y)
     p = _fmuladd(_C[7], r, _C[6])
     p = _fmuladd(p, r, _C[5])
     p = _fmuladd(p, r, _C[4])
@@ -132,11 +140,7 @@ def _expm1_parts_short(y):
     p = _fmuladd(p, r, _C[2])
     p = _fmuladd(p, r, _C[1])
     p = _fmuladd(p, r, _C[0])
-    q = _fmuladd(r * r, p, r)
-    # 2**k from k's bits in ``big`` (no float-to-integer conversion; a nan gives some power
-    # of 2, and q is nan already)
-    k = _bits_of_f64(big) - _ROUND_BITS
-    return _f64_from_bits((k + 1023) << 52), q
+    return _pow2(big), _fmuladd(r * r, p, r)
 
 
 @_inline
