@@ -10,11 +10,11 @@ values the backward pass keeps) in one pass over (batch, units), with no tempora
 The loops compute what :func:`tnp_train.ops.recurrent._fused_forward` and ``_fused_backward``
 compute, in the same layout and the same order; they fill the same cache arrays (the gates
 overwrite the input projection in place), so the sequence-wide products (input projection,
-weight gradients) are shared. float32 only: ``tanh`` and
-``sigmoid`` are :mod:`tnp.extend.vecmath`'s (computed in float64 and rounded once: within an
-ulp of the exact value, written so that LLVM vectorizes them); float64 sequences keep the NumPy
-loop (libm accuracy). Covered: SimpleRNN, LSTM,
-GRU with ``reset_after=True`` (TF 2's default), every activation of the NumPy path.
+weight gradients) are shared. float32 only: ``tanh`` and ``sigmoid`` are
+:mod:`tnp.extend.vecmath`'s (computed in float64 and rounded once: within an ulp of the exact
+value, written so that LLVM vectorizes them); float64 sequences keep the NumPy loop (libm
+accuracy). Covered: SimpleRNN, LSTM, GRU with ``reset_after=True`` (TF 2's default), every
+activation of the NumPy path.
 """
 from __future__ import annotations
 
@@ -22,12 +22,13 @@ import numpy as np
 
 try:  # numba is a dependency; the NumPy loop is the fallback
     import numba as _numba
+    from tnp.extend import vecmath as _vm    # float32 tanh / sigmoid that vectorize
 except Exception:  # pragma: no cover
     _numba = None
 
 __all__ = ["available", "applies", "forward", "backward", "ACT_CODES"]
 
-#: activation name -> the code the kernels branch on (the loop over units is unswitched by LLVM)
+#: activation name -> the code the kernels branch on (outside each loop over units)
 ACT_CODES = {"tanh": 0, "sigmoid": 1, "relu": 2, "linear": 3, "hard_sigmoid": 4}
 
 _F32 = np.dtype(np.float32)
@@ -48,9 +49,6 @@ def applies(xp, kind, dtype, act, ract, reset_after):
 if _numba is not None:
     _njit = _numba.njit(cache=True, nogil=True, error_model="numpy")
     _inline = _numba.njit(inline="always")
-    from tnp import extend as _extend
-
-    _vm = _extend.vecmath          # float32 tanh / sigmoid that vectorize (within an ulp)
     _tanh, _sigmoid = _vm.tanh_f32, _vm.sigmoid_f32
     f32 = np.float32
     _ZERO, _HALF, _ONE, _FIFTH = f32(0.0), f32(0.5), f32(1.0), f32(0.2)
