@@ -56,6 +56,7 @@ class CollectiveAllReduceExtended(StrategyExtended):
         from .cluster_resolver.mpi_cluster_resolver import (local_rank_from_env,
                                                             rank_and_size_from_env)
         from .collective import get_world
+        from .collective.mpi import abort_job_if_uncaught
         given_options = communication_options
         if communication_options is None:
             communication_options = CommunicationOptions()
@@ -75,9 +76,14 @@ class CollectiveAllReduceExtended(StrategyExtended):
             if cluster_resolver is None:
                 cluster_resolver = _default_resolver()
             _check_jobs(cluster_resolver)
-            # before MPI starts: a job launched wrongly fails at once, on every process
-            check_resolver_against_mpi(_WHO, cluster_resolver, *rank_and_size_from_env(),
-                                       jobs=_WORKER_JOBS)
+            # before MPI starts: a job launched wrongly fails at once, on every process (a
+            # rank that alone disagrees aborts the job if its error goes uncaught)
+            try:
+                check_resolver_against_mpi(_WHO, cluster_resolver, *rank_and_size_from_env(),
+                                           jobs=_WORKER_JOBS)
+            except ValueError:
+                abort_job_if_uncaught()
+                raise
             comm = get_world(communication_options)
         check_resolver_against_mpi(_WHO, cluster_resolver, comm.rank, comm.size,
                                    jobs=_WORKER_JOBS)

@@ -292,3 +292,30 @@ def test_parameter_server_roles_from_tf_config_are_checked(clean_env):
         tt.distribute.Server(resolver.cluster_spec(), job_name=resolver.task_type,
                              task_index=resolver.task_id, protocol=resolver.rpc_layer or "grpc",
                              start=False)
+
+
+def test_a_launch_error_before_mpi_aborts_the_job_only_when_uncaught(monkeypatch):
+    """A rank whose TF_CONFIG disagrees with MPI raises before MPI starts; under mpiexec it
+    also arms an excepthook that starts MPI and aborts the whole job if the error goes
+    uncaught (the other ranks wait in MPI_Init for it). Caught here: nothing else happens."""
+    import sys
+
+    from tnp_train.distribute.collective import mpi as mpi_mod
+
+    for k in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"):
+        monkeypatch.delenv(k, raising=False)
+    before = sys.excepthook
+    mpi_mod.abort_job_if_uncaught()
+    assert sys.excepthook is before                 # not launched by mpiexec: no hook
+    monkeypatch.setattr(sys, "excepthook", before)
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "1")
+    monkeypatch.setenv("TF_CONFIG", json.dumps({
+        "cluster": {"worker": ["localhost:12345", "localhost:23456"]},
+        "task": {"type": "worker", "index": 0}}))
+    with pytest.raises(ValueError, match="MPI says it is rank 1 of 2"):
+        tt.distribute.MultiWorkerMirroredStrategy()
+    hook = sys.excepthook
+    assert hook is not before and getattr(hook, "_tnp_collective_abort", False)
+    mpi_mod.abort_job_if_uncaught()                 # idempotent
+    assert sys.excepthook is hook

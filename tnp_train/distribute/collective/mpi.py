@@ -55,7 +55,7 @@ from .mpi_header import (
 )
 from .mpi_ring import _OutputPool, _reduce_in_rank_order, _Ring
 
-__all__ = ["MPICommunicator", "launched_by_mpi", "install_excepthook"]
+__all__ = ["MPICommunicator", "launched_by_mpi", "install_excepthook", "abort_job_if_uncaught"]
 
 _MPI = None
 
@@ -926,6 +926,30 @@ def _at_exit(ref):
     comm = ref()
     if comm is not None:
         comm._at_exit()
+
+
+def abort_job_if_uncaught():
+    """Before MPI starts, on a process ``mpiexec`` launched: make an uncaught exception start
+    MPI and abort the whole job. A launch error found by one rank alone (a TF_CONFIG naming
+    another task) leaves the other ranks waiting in ``MPI_Init`` for it; the process's mere exit
+    does not always end them (Open MPI may lose track of a process that never joined), while
+    ``MPI_Abort`` does. An exception the caller catches changes nothing. Idempotent."""
+    if not launched_by_mpi():
+        return
+    previous = sys.excepthook
+    if getattr(previous, "_tnp_collective_abort", False):
+        return
+
+    def hook(exc_type, exc, tb):
+        try:
+            previous(exc_type, exc, tb)
+            sys.stderr.write(f"uncaught {exc_type.__name__} before MPI started: aborting the "
+                             "MPI job\n")
+        finally:
+            _mpi().COMM_WORLD.Abort(1)
+
+    hook._tnp_collective_abort = True
+    sys.excepthook = hook
 
 
 def install_excepthook(comm):

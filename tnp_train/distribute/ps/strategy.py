@@ -170,8 +170,13 @@ class ParameterServerStrategy(Strategy):
         from ..cluster_resolver.mpi_agreement import check_resolver_against_mpi
         from ..cluster_resolver.mpi_cluster_resolver import rank_and_size_from_env
         # TF_CONFIG's (or Slurm's...) job must be this MPI job, the chief its rank 0
-        check_resolver_against_mpi("ParameterServerStrategy", resolver,
-                                   *rank_and_size_from_env())
+        try:
+            check_resolver_against_mpi("ParameterServerStrategy", resolver,
+                                       *rank_and_size_from_env())
+        except ValueError:
+            from ..collective.mpi import abort_job_if_uncaught
+            abort_job_if_uncaught()       # the other ranks may already wait for this one
+            raise
         from .chief import chief_runtime
         return chief_runtime(_cluster_roles(resolver))
 
