@@ -304,10 +304,10 @@ def test_a_launch_error_before_mpi_aborts_the_job_only_when_uncaught(monkeypatch
 
     for k in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"):
         monkeypatch.delenv(k, raising=False)
+    monkeypatch.setattr(sys, "excepthook", sys.__excepthook__)
     before = sys.excepthook
     mpi_mod.abort_job_if_uncaught()
     assert sys.excepthook is before                 # not launched by mpiexec: no hook
-    monkeypatch.setattr(sys, "excepthook", before)
     monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
     monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "1")
     monkeypatch.setenv("TF_CONFIG", json.dumps({
