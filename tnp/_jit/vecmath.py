@@ -112,12 +112,10 @@ def _pow2(big):
 
 
 @_inline
-def _expm1_parts(y):
-    """``(2**k, q)`` with ``exp(y) = 2**k * (1 + q)``, ``|q| <= 0.42`` to 1e-12 relative, for
-    float64 ``y`` in [-110, 110] (nan in, nan out)."""
-    big, r = _reduce(y)
-    p = _fmuladd(_C[9], r, _C[8])
-    p = _fmuladd(p, r, _C[7])
+def _expm1_from(big, r, p):
+    """``(2**k, q)`` from the reduction ``(big, r)`` and the polynomial's high part ``p`` (its
+    coefficient of ``r**7`` and above, evaluated): the rest of Horner's scheme, the same for
+    both lengths."""
     p = _fmuladd(p, r, _C[6])
     p = _fmuladd(p, r, _C[5])
     p = _fmuladd(p, r, _C[4])
@@ -129,18 +127,19 @@ def _expm1_parts(y):
 
 
 @_inline
+def _expm1_parts(y):
+    """``(2**k, q)`` with ``exp(y) = 2**k * (1 + q)``, ``|q| <= 0.42`` to 1e-12 relative, for
+    float64 ``y`` in [-110, 110] (nan in, nan out)."""
+    big, r = _reduce(y)
+    return _expm1_from(big, r, _fmuladd(_fmuladd(_C[9], r, _C[8]), r, _C[7]))
+
+
+@_inline
 def _expm1_parts_short(y):
     """:func:`_expm1_parts` to 3e-11 relative (two terms fewer), for tanh: its float32
     result stays within an ulp, correctly rounded but for a few arguments in a million."""
     big, r = _reduce(y)
-    p = _fmuladd(_C[7], r, _C[6])
-    p = _fmuladd(p, r, _C[5])
-    p = _fmuladd(p, r, _C[4])
-    p = _fmuladd(p, r, _C[3])
-    p = _fmuladd(p, r, _C[2])
-    p = _fmuladd(p, r, _C[1])
-    p = _fmuladd(p, r, _C[0])
-    return _pow2(big), _fmuladd(r * r, p, r)
+    return _expm1_from(big, r, _C[7])
 
 
 @_inline

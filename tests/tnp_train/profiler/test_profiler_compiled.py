@@ -191,7 +191,7 @@ def test_spans_are_never_recorded_by_the_plain_replay(tmp_path, monkeypatch):
 
 
 def test_tensorboard_profile_batch_profiles_the_compiled_step(tmp_path, monkeypatch):
-    monkeypatch.setattr(tb_mod, "_summary_writer_class", lambda: _NoWriter)
+    monkeypatch.setattr(tb_mod, "_summary_writer_class", lambda: tc.NoWriter)
     model = _model()
     cb = tt.callbacks.TensorBoard(log_dir=tmp_path, profile_batch=(3, 5))
     _fit(model, 2, callbacks=[cb])
@@ -205,15 +205,3 @@ def test_tensorboard_profile_batch_profiles_the_compiled_step(tmp_path, monkeypa
     assert model.step_compilation == {"train": "compiled"}
 
 
-class _NoWriter:
-    def __init__(self, log_dir):
-        pass
-
-    def add_scalar(self, *a):
-        pass
-
-    def flush(self):
-        pass
-
-    def close(self):
-        pass

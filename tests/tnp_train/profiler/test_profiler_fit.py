@@ -169,23 +169,9 @@ def test_model_save_and_checkpoint_writes_are_checkpoint_spans(tmp_path):
 
 
 # ---------------------------------------------------------------- TensorBoard(profile_batch=)
-class _NoWriter:
-    def __init__(self, log_dir):
-        pass
-
-    def add_scalar(self, *a):
-        pass
-
-    def flush(self):
-        pass
-
-    def close(self):
-        pass
-
-
 @pytest.fixture
 def no_event_writer(monkeypatch):
-    monkeypatch.setattr(tb_mod, "_summary_writer_class", lambda: _NoWriter)
+    monkeypatch.setattr(tb_mod, "_summary_writer_class", lambda: tc.NoWriter)
 
 
 def _profiled_steps(logdir):

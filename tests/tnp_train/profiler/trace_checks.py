@@ -82,3 +82,20 @@ def check_structure(trace):
              if e["ph"] == "M" and e["name"] == "thread_name"}
     assert set(by_thread) <= named, set(by_thread) - named
     return xs
+
+
+class NoWriter:
+    """A TensorBoard summary writer that writes nothing (the profile_batch tests read only the
+    profiler's files)."""
+
+    def __init__(self, log_dir):
+        pass
+
+    def add_scalar(self, *a):
+        pass
+
+    def flush(self):
+        pass
+
+    def close(self):
+        pass

@@ -928,45 +928,36 @@ def _at_exit(ref):
         comm._at_exit()
 
 
+def _abort_on_uncaught(what, abort):
+    """Install (once) an excepthook that prints the traceback and ``what``, then calls
+    ``abort()`` (``MPI_Abort``: every process of the job ends)."""
+    previous = sys.excepthook
+    if getattr(previous, "_tnp_collective_abort", False):
+        return
+
+    def hook(exc_type, exc, tb):
+        try:
+            previous(exc_type, exc, tb)
+            sys.stderr.write(f"{what}uncaught {exc_type.__name__}: aborting the MPI job\n")
+        finally:
+            abort()
+
+    hook._tnp_collective_abort = True
+    sys.excepthook = hook
+
+
 def abort_job_if_uncaught():
     """Before MPI starts, on a process ``mpiexec`` launched: make an uncaught exception start
     MPI and abort the whole job. A launch error found by one rank alone (a TF_CONFIG naming
     another task) leaves the other ranks waiting in ``MPI_Init`` for it; the process's mere exit
     does not always end them (Open MPI may lose track of a process that never joined), while
     ``MPI_Abort`` does. An exception the caller catches changes nothing. Idempotent."""
-    if not launched_by_mpi():
-        return
-    previous = sys.excepthook
-    if getattr(previous, "_tnp_collective_abort", False):
-        return
-
-    def hook(exc_type, exc, tb):
-        try:
-            previous(exc_type, exc, tb)
-            sys.stderr.write(f"uncaught {exc_type.__name__} before MPI started: aborting the "
-                             "MPI job\n")
-        finally:
-            _mpi().COMM_WORLD.Abort(1)
-
-    hook._tnp_collective_abort = True
-    sys.excepthook = hook
+    if launched_by_mpi():
+        _abort_on_uncaught("(before MPI started) ", lambda: _mpi().COMM_WORLD.Abort(1))
 
 
 def install_excepthook(comm):
     """Make an uncaught exception on this rank abort the whole job (after printing its
     traceback), so the other ranks do not wait for it, and it does not wait in
     ``MPI_Finalize``. Idempotent."""
-    previous = sys.excepthook
-    if getattr(previous, "_tnp_collective_abort", False):
-        return
-
-    def hook(exc_type, exc, tb):
-        try:
-            previous(exc_type, exc, tb)
-            sys.stderr.write(f"[rank {comm.rank}] uncaught {exc_type.__name__}: aborting the "
-                             "MPI job\n")
-        finally:
-            comm.abort(1)
-
-    hook._tnp_collective_abort = True
-    sys.excepthook = hook
+    _abort_on_uncaught(f"[rank {comm.rank}] ", lambda: comm.abort(1))
