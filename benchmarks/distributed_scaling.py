@@ -11,14 +11,19 @@ alternate ``--rounds`` times (so a slow spell of a shared machine hits both alik
 
 from the medians over rounds. The 1-rank launch goes through ``mpiexec -n 1`` too, so both sides
 pay the same launcher and process setup (neither is timed: only whole epochs after a warm-up
-epoch are). With ``--impls tnp,torch`` PyTorch DDP (gloo backend, the same model and optimizer,
-``torch.set_num_threads(1)``) is measured the same way, if torch is installed (the ``bench``
-extra). ``ceiling`` runs the same ``fit`` in every rank with no strategy and no communication:
+epoch are). ``tnp`` runs ``fit``'s eager step (``compile(run_eagerly=True)``), ``tnp-compiled``
+its default, compiled step (the gradients' hand-over to the buckets and the optimizer's step
+effects of the compiled program). With ``--impls tnp,torch`` PyTorch DDP (gloo backend, the same
+model and optimizer, ``torch.set_num_threads(1)``) is measured the same way, if torch is
+installed (the ``bench`` extra) or with ``--torch-python`` (a Python that has it: the torch
+workers run there, under this venv's mpiexec). ``ceiling`` runs the same (compiled) ``fit`` in
+every rank with no strategy and no communication:
 the efficiency this machine allows when two single-threaded processes compute at once (its
 two cores share caches and memory bandwidth), the bound for any data-parallel implementation.
 
     python benchmarks/distributed_scaling.py [--rounds 5] [--steps 30] [--epochs 3]
-                                             [--impls tnp,tnp-sharded,tnp-mpi,ceiling,torch]
+                                             [--impls tnp,tnp-compiled,tnp-sharded,tnp-mpi,
+                                                      ceiling,torch] [--torch-python PY]
                                              [--model mlp|cnn] [--ranks 2,3,4] [--json-out F]
 
 Run as root, this sets Open MPI's root variables itself; it always passes ``--oversubscribe``
@@ -61,18 +66,21 @@ def synthetic(n, seed=0, model="mlp"):
 MODELS = {"mlp": ((SIZES[0],), SIZES[-1], BATCH), "cnn": ((8, 8, 1), 10, 32)}
 
 
-def tnp_model(tt, name):
-    """The named benchmark model, compiled, made in the current scope."""
+def tnp_model(tt, name, eager=False):
+    """The named benchmark model, compiled (``eager``: with ``run_eagerly=True``), made in the
+    current scope."""
     if name == "cnn":
         sys.path.insert(0, str(ROOT / "examples"))
         from digits_cnn import build_model
         model = build_model()
         model.compile(tt.optimizers.Adam(2e-3),
-                      loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+                      loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      run_eagerly=eager)
         return model
     model = tnp_mlp(tt)
     model.compile(tt.optimizers.SGD(LR, momentum=MOMENTUM),
-                  loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+                  loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  run_eagerly=eager)
     return model
 
 
@@ -85,7 +93,11 @@ def tnp_mlp(tt):
 
 
 # ------------------------------------------------------------------ workers (under mpiexec)
-def worker_tnp(steps, epochs, model_name="mlp"):
+def worker_tnp_compiled(steps, epochs, model_name="mlp"):
+    return worker_tnp(steps, epochs, model_name, eager=False)
+
+
+def worker_tnp(steps, epochs, model_name="mlp", eager=True):
     sys.path.insert(0, str(ROOT))
     import tnp_train as tt
 
@@ -96,7 +108,7 @@ def worker_tnp(steps, epochs, model_name="mlp"):
     ds = tt.data.Dataset.from_tensor_slices((x, y)).batch(global_batch)
     tt.utils.set_random_seed(0)
     with strategy.scope():
-        model = tnp_model(tt, model_name)
+        model = tnp_model(tt, model_name, eager=eager)
 
     class EpochTimes(tt.callbacks.Callback):
         def __init__(self):
@@ -113,6 +125,8 @@ def worker_tnp(steps, epochs, model_name="mlp"):
 
     timer = EpochTimes()
     model.fit(ds, epochs=epochs + 1, verbose=0, callbacks=[timer])   # epoch 0 warms up
+    if not eager and model.step_compilation.get("train") != "compiled":
+        raise SystemExit(f"tnp-compiled: the step did not compile ({model.step_compilation})")
     epoch_s = statistics.median(timer.times[1:])
     return n, global_batch * steps / epoch_s
 
@@ -186,12 +200,12 @@ def worker_torch(steps, epochs, model_name="mlp"):
 
 
 # ------------------------------------------------------------------ the launcher
-def runnable(impls):
+def runnable(impls, torch_python=None):
     """The implementations named in ``impls`` (comma-separated) that can run here: torch only
-    where it is installed (else a line says it is skipped)."""
+    where it is installed or ``torch_python`` is given (else a line says it is skipped)."""
     out = []
     for impl in [s.strip() for s in impls.split(",") if s.strip()]:
-        if impl == "torch":
+        if impl == "torch" and not torch_python:
             try:
                 import torch  # noqa: F401
             except ImportError:
@@ -212,14 +226,15 @@ def mpi_env(port):
     return env
 
 
-def launch(impl, n, steps, epochs, port, timeout, model="mlp"):
+def launch(impl, n, steps, epochs, port, timeout, model="mlp", torch_python=None):
     env = mpi_env(port)
     if impl == "tnp-mpi":        # the same trainer with every gradient round through MPI
         env["TNP_COLLECTIVE_SHM"] = "0"
     if impl == "tnp-sharded":    # each rank updating its part of weights the ranks share
         env["TNP_SHARDED_UPDATE"] = "1"
     worker = "tnp" if impl in ("tnp-mpi", "tnp-sharded") else impl
-    cmd = [str(MPIEXEC), "--oversubscribe", "-n", str(n), sys.executable, __file__,
+    python = torch_python if impl == "torch" and torch_python else sys.executable
+    cmd = [str(MPIEXEC), "--oversubscribe", "-n", str(n), python, __file__,
            "--worker", worker, "--steps", str(steps), "--epochs", str(epochs), "--model", model]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     for line in proc.stdout.splitlines():
@@ -234,20 +249,24 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=5, help="1-rank/2-rank launch pairs per impl")
     ap.add_argument("--steps", type=int, default=30, help="global batches per epoch")
     ap.add_argument("--epochs", type=int, default=3, help="timed epochs per launch (after one warm-up)")
-    ap.add_argument("--impls", default="tnp,ceiling,torch",
-                    help="comma-separated: tnp, tnp-sharded (TNP_SHARDED_UPDATE=1: each rank "
+    ap.add_argument("--impls", default="tnp,tnp-compiled,ceiling,torch",
+                    help="comma-separated: tnp (the eager step), tnp-compiled (fit's default, "
+                         "compiled step), tnp-sharded (TNP_SHARDED_UPDATE=1: each rank "
                          "updates its part of shared weights), tnp-mpi (gradients through MPI, not shared memory), torch, "
                          "ceiling (no communication at all)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per launch")
     ap.add_argument("--model", default="mlp", choices=sorted(MODELS),
                     help="mlp (784-512-512-10, batch 128) or cnn (examples/digits_cnn.py, batch 32)")
     ap.add_argument("--ranks", default="2", help="comma-separated rank counts to compare with 1")
+    ap.add_argument("--torch-python", default=None,
+                    help="a Python with torch installed, for the torch workers")
     ap.add_argument("--json-out", default=None, help="also write every launch's figures here")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
     if args.worker:
-        fn = {"tnp": worker_tnp, "torch": worker_torch, "ceiling": worker_ceiling}[args.worker]
+        fn = {"tnp": worker_tnp, "tnp-compiled": worker_tnp_compiled, "torch": worker_torch,
+              "ceiling": worker_ceiling}[args.worker]
         n, rate = fn(args.steps, args.epochs, args.model)
         if rank_and_size()[0] == 0:
             print(RESULT + json.dumps(dict(impl=args.worker, ranks=n, samples_per_s=rate)))
@@ -264,14 +283,15 @@ def main(argv=None):
           f"{args.steps} steps x {args.epochs} timed epochs per launch; {os.cpu_count()} cores")
     port = 29500 + os.getpid() % 1000
     out = []
-    for impl in runnable(args.impls):
+    for impl in runnable(args.impls, args.torch_python):
         for n in ranks:
             one, many = [], []
             for r in range(args.rounds):
-                one.append(launch(impl, 1, args.steps, args.epochs, port, args.timeout, args.model))
+                one.append(launch(impl, 1, args.steps, args.epochs, port, args.timeout,
+                                  args.model, args.torch_python))
                 port += 1
                 many.append(launch(impl, n, args.steps, args.epochs, port, args.timeout,
-                                   args.model))
+                                   args.model, args.torch_python))
                 port += 1
                 print(f"  {impl} round {r}: 1 rank {one[-1]:8.0f} samples/s, {n} ranks "
                       f"{many[-1]:8.0f} samples/s (efficiency {many[-1] / (n * one[-1]):.2f})",

@@ -35,6 +35,11 @@ def test_two_ranks_train_as_one_process(mpirun, tmp_path, reference):
         np.testing.assert_allclose(got["extras_fit_mean_h"], ref["extras_fit_mean_h"],
                                    rtol=1e-5, err_msg=f"extras rank {rank}")
         for kind in ("mlp", "cnn", "noisy", "extras"):
+            # the job's steps and the reference's ran compiled (fit's default; the dropout
+            # and noise masks drawn at every call, each rank its rows of one process's)
+            assert list(got[f"{kind}_fit_steps"]) == ["predict", "test", "train"], kind
+            assert list(ref[f"{kind}_fit_steps"]) == ["predict", "test", "train"], kind
+        for kind in ("mlp", "cnn", "noisy", "extras"):
             # the batches' logs are the job's though after the first step the metrics' state
             # is summed with the gradients instead of in a collective of its own (at most one
             # per epoch is left)

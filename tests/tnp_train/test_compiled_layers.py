@@ -193,3 +193,54 @@ def test_a_stateful_rnn_step_runs_eagerly():
     x, y = np.ones((8, 5, 3), np.float32), np.ones((8, 1), np.float32)
     with pytest.raises(Exception, match="stateful RNN"):
         model.fit(x, y, batch_size=4, epochs=1, verbose=0)
+
+
+def augmenting_cnn():
+    P = L.experimental.preprocessing
+    return [tt.Input((8, 8, 1)), P.RandomFlip(), P.RandomTranslation(0.2, 0.2),
+            P.RandomRotation(0.1), P.RandomCrop(6, 6), L.Conv2D(4, 3, activation="relu"),
+            L.Flatten(), L.Dense(10)]
+
+
+def test_host_drawn_augmentation_keeps_fit_eager_and_equal():
+    # the image layers draw their parameters on the host in Python: a compiled step would
+    # draw them once, while tracing, and augment every batch alike (a silently different
+    # training); the step runs eagerly instead, with the eager step's draws
+    x, y = data((8, 8, 1), n=48)
+    tt.utils.set_random_seed(0)
+    init = tt.Sequential(augmenting_cnn()).get_weights()
+    runs = {}
+    for mode in ("eager", "default"):
+        tt.utils.set_random_seed(3)
+        model = tt.Sequential(augmenting_cnn())
+        model.set_weights(init)
+        model.compile(optimizer=tt.optimizers.SGD(0.05),
+                      loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      run_eagerly=mode == "eager")
+        hist = model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0).history
+        runs[mode] = (hist["loss"], [w.copy() for w in model.get_weights()],
+                      model.step_compilation)
+    assert runs["default"][0] == runs["eager"][0]
+    for a, b in zip(runs["default"][1], runs["eager"][1]):
+        assert a.tobytes() == b.tobytes()
+    assert runs["default"][2] == {"train": "eager"}
+
+
+def test_host_drawn_augmentation_under_jit_compile_names_the_draw():
+    x, y = data((8, 8, 1), n=32)
+    model = tt.Sequential(augmenting_cnn())
+    model.compile(optimizer="sgd", loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  jit_compile=True)
+    with pytest.raises(Exception, match="draws random numbers on the host"):
+        model.fit(x, y, batch_size=16, epochs=1, verbose=0)
+
+
+def test_backend_random_in_a_compiled_function_is_drawn_at_every_call():
+    # tt.keras.backend's random functions in a tt.function: eager at every call (one
+    # JitFallbackWarning), never one draw reused
+    f = tt.function(lambda x: x + tt.backend.random_uniform((3,)))
+    x = tnp.zeros(3, dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, b = np.asarray(f(x)), np.asarray(f(x))
+    assert not np.array_equal(a, b)

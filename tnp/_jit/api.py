@@ -399,6 +399,10 @@ class JitFunction:
     def cache_size(self):
         return len(self._cache)
 
+    def compiled_count(self):
+        """How many of the signatures seen so far run compiled (the others run eagerly)."""
+        return sum(1 for v in list(self._cache.values()) if v is not _EAGER)
+
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self

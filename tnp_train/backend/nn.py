@@ -10,7 +10,7 @@ import numpy as _np
 import tnp
 
 from .. import activations as _activations
-from ..utils.random import make_rng
+from ..utils.random import make_rng, refuse_while_tracing
 from ._common import _axes, _data_format, _log_softmax, _t, symbolic_ops
 from .config import epsilon
 
@@ -163,6 +163,7 @@ def dropout(x, level, noise_shape=None, seed=None):
     if not 0 <= level < 1:
         raise ValueError(f"dropout: rate must be a scalar tensor or a float in the range "
                          f"[0, 1), got {level}")
+    refuse_while_tracing("tt.keras.backend.dropout")
     rng = make_rng(seed)
     keep = rng.random(tuple(x.shape if noise_shape is None else noise_shape)) >= level
     scale = tnp.asarray(keep / (1 - level), dtype=x.dtype)

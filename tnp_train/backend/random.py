@@ -9,7 +9,7 @@ import numpy as _np
 
 import tnp
 
-from ..utils.random import make_rng
+from ..utils.random import make_rng, refuse_while_tracing
 from ._common import _dt, symbolic_ops
 from .variables import variable
 
@@ -18,6 +18,7 @@ __all__ = ["random_bernoulli", "random_binomial", "random_normal", "random_norma
 
 
 def _rng(seed):
+    refuse_while_tracing("tt.keras.backend's random functions")
     return make_rng(seed)
 
 

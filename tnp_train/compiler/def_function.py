@@ -142,6 +142,12 @@ class Function:
         """How many times the function has been traced (one per new signature)."""
         return self._jit.trace_count
 
+    def compiled_signature_count(self):
+        """How many of the signatures traced so far run compiled; the others run eagerly (an
+        operation the tracer cannot follow, with the default ``jit_compile``). tnp_train's own
+        introspection (TF has no equivalent)."""
+        return self._jit.compiled_count()
+
     def get_concrete_function(self, *args, **kwargs):
         """The compiled function for these arguments' signature (traced now if new); with an
         ``input_signature`` and no arguments, for that signature (its ``None`` dimensions as 1)."""

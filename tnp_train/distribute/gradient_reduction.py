@@ -118,6 +118,10 @@ class AllReduceGradients(GradientAggregator):
     raise ``FloatingPointError`` naming their variables on every worker, while a gradient
     already inf or nan travels as it is (a ``LossScaleOptimizer`` skips that step)."""
 
+    # gradient_ready copies each gradient into its bucket (or casts it there): a compiled
+    # step may hand over its own buffers
+    copies_handed_over = True
+
     def __init__(self, comm, num_replicas, bucket_bytes=None, compression=None):
         self._comm = comm
         self._num_replicas = num_replicas

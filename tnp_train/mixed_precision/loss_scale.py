@@ -126,6 +126,11 @@ class LossScale(abc.ABC):
         """The current scale as a Python float (for the optimizer: no array made)."""
         return float(_backend(tnp.asarray(self())))
 
+    def _value_array(self):
+        """The current scale as a 0-d float64 tnp array (the value :meth:`_value` gives, in
+        tnp operations: while a compiled step is traced, read at every run)."""
+        return tnp.asarray(self(), dtype=_np.float64)
+
 
 class FixedLossScale(LossScale):
     """Mirrors ``tf.mixed_precision.experimental.FixedLossScale(loss_scale_value)`` (TF 2.4): a
@@ -200,6 +205,9 @@ class DynamicLossScale(LossScale):
 
     def _value(self):
         return float(_backend(self._current_loss_scale))
+
+    def _value_array(self):
+        return tnp.asarray(self._current_loss_scale, dtype=_np.float64)
 
     def update(self, grads):
         """Mirrors ``DynamicLossScale.update(grads)``: ``(None, should_apply_gradients)``, the

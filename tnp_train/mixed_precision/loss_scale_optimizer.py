@@ -40,7 +40,7 @@ import tnp
 from tnp.extend import backend_array as _backend, device_of as _device_of, is_tnp_array as _is_tnp
 from tnp.extend import effect as _effect, is_inexact, tracing as _tracing, wrap
 
-from ..optimizers.base_optimizer import Optimizer, _abandoned_on_failure
+from ..optimizers.base_optimizer import Optimizer, _abandoned_on_failure, hand_over
 from .loss_scale import DynamicLossScale, FixedLossScale, LossScale, all_finite as _all_finite
 from .loss_scale import deserialize as deserialize_loss_scale
 
@@ -213,18 +213,32 @@ class LossScaleOptimizer(Optimizer):
             return scaled
         if not _is_tnp(loss):
             loss = tnp.asarray(loss)
+        if _tracing() and is_inexact(loss.dtype):
+            # a compiled step: the scale read from its variable at every run
+            return loss * self._loss_scale_state._value_array().astype(loss.dtype)
         return loss * tnp.asarray(self._scale(), dtype=loss.dtype, device=_device_of(loss)) \
             if is_inexact(loss.dtype) else loss * self._scale()
 
     def get_unscaled_gradients(self, grads):
         """Each gradient divided by the loss scale (multiplied by its reciprocal, in the
         gradient's dtype); None entries pass through. Differentiable (tnp operations)."""
+        if _tracing():
+            return self._unscale_traced(grads)
         recip = 1.0 / self._scale()
         return _each_gradient(
             grads, lambda g: g * tnp.asarray(recip, dtype=g.dtype, device=_device_of(g)))
 
+    def _unscale_traced(self, grads):
+        """The unscaling while a compiled step is traced: the reciprocal of the scale read at
+        every run, in float64 and then in each gradient's dtype, as an eager step computes it."""
+        recip = 1.0 / self._loss_scale_state._value_array()
+        return _each_gradient(
+            grads, lambda g: g * recip.astype(g.dtype) if is_inexact(g.dtype) else g * recip)
+
     def _unscale_fast(self, grads):
         """:meth:`get_unscaled_gradients` on the backend arrays (not recorded): minimize's path."""
+        if _tracing():
+            return self._unscale_traced(grads)
         recip = 1.0 / self._scale()
 
         def unscale(g):
@@ -280,6 +294,7 @@ class LossScaleOptimizer(Optimizer):
         else:
             # the aggregator sees each gradient unscaled, as apply_gradients will
             unscaled = {}
+            ready = hand_over(ready)
 
             def unscale_then_hand_over(v, g):
                 ug = self._unscale_fast([g])[0]

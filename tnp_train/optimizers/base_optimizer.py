@@ -118,6 +118,19 @@ def _decay_in_place(w, d):
     w -= d * w
 
 
+def hand_over(ready):
+    """``ready`` (an aggregator's ``gradient_ready``) as the tape's ``gradient_ready`` callback:
+    itself, or, while a compiled step is being traced, a recorder of an effect of the compiled
+    function, so the hand-over happens at every run with that run's gradient, where the
+    backward pass makes it final (a bucket's all-reduce still starts during the backward)."""
+    if not _in_trace():
+        return ready
+
+    def ready_at_every_run(variable, gradient):
+        _effect(ready, variable, gradient)
+    return ready_at_every_run
+
+
 @contextlib.contextmanager
 def _abandoned_on_failure(aggregator):
     """A backward pass handing gradients over to ``aggregator`` (a ``gradient_aggregator``,
@@ -762,10 +775,13 @@ class Optimizer:
         # bucketed all-reduce) is handed each one during the backward pass, and may offer where
         # to write them (its buckets), saving a copy; the gradients are only handed to
         # apply_gradients here, so their storage may be the aggregator's
-        into = agg.gradient_destination if agg.offers_destination else None
+        # (while tracing a compiled step no destination is taken: the bucket a slot belongs
+        # to is decided at every run, and a traced backward writes into the program's buffers)
+        into = agg.gradient_destination if agg.offers_destination and not _in_trace() else None
         with _abandoned_on_failure(agg):
             grads = tape.gradient(loss, var_list, output_gradients=grad_loss,
-                                  gradient_ready=agg.gradient_ready, gradient_destination=into)
+                                  gradient_ready=hand_over(agg.gradient_ready),
+                                  gradient_destination=into)
         return self.apply_gradients(zip(grads, var_list))
 
     # ================================================================ config

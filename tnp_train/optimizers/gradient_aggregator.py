@@ -34,11 +34,16 @@ class GradientAggregator:
     Class attributes, set from what a subclass overrides, tell the optimizer what to ask:
     ``streams`` (hand each gradient over during the backward pass: ``gradient_ready`` or
     ``abandon`` is overridden), ``offers_destination`` (``gradient_destination`` is) and
-    ``updates_sharded`` (``sharded_update`` is)."""
+    ``updates_sharded`` (``sharded_update`` is). ``copies_handed_over`` (False unless a
+    subclass sets it) says that :meth:`gradient_ready` copies what it is handed and keeps no
+    reference to it: a compiled step (``fit``'s) may then hand over arrays whose buffers it
+    reuses later in the same call; an aggregator that streams without it keeps ``fit``'s step
+    eager."""
 
     streams = False
     offers_destination = False
     updates_sharded = False
+    copies_handed_over = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -255,8 +255,9 @@ class Trainer:
         the loss trackers, as calling ``compiled_loss`` does in TF 2.4."""
         return self.compiled_loss(y, y_pred, sample_weight, regularization_losses=self.losses)
 
-    def train_step(self, data):
-        """One optimisation step on a batch; returns the logs (mirrors ``Model.train_step``)."""
+    def _train_update(self, data):
+        """``train_step`` but its logs: the forward and backward pass, the metrics' update and
+        the optimizer's step (what a compiled step under a strategy compiles)."""
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
@@ -277,6 +278,10 @@ class Trainer:
             self.compiled_metrics.update_state(y, y_pred, sample_weight)
         if variables:
             self.optimizer.minimize(loss, variables, tape=tape)
+
+    def train_step(self, data):
+        """One optimisation step on a batch; returns the logs (mirrors ``Model.train_step``)."""
+        self._train_update(data)
         return self._logs()
 
     def _update_metrics(self, y, y_pred, sample_weight):
@@ -284,13 +289,19 @@ class Trainer:
             self.compiled_metrics.update_state(y, y_pred, sample_weight)
         return self._logs()
 
-    def test_step(self, data):
-        """Loss and metrics on a batch, no update (mirrors ``Model.test_step``)."""
+    def _test_update(self, data):
+        """``test_step`` but its logs: the loss trackers' and the metrics' update."""
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
         with _tracing.span("loss", "forward"):
             self.compute_loss(x, y, y_pred, sample_weight)
-        return self._update_metrics(y, y_pred, sample_weight)
+        if y is not None:
+            self.compiled_metrics.update_state(y, y_pred, sample_weight)
+
+    def test_step(self, data):
+        """Loss and metrics on a batch, no update (mirrors ``Model.test_step``)."""
+        self._test_update(data)
+        return self._logs()
 
     def predict_step(self, data):
         x, _, _ = unpack_x_y_sample_weight(data)
@@ -299,8 +310,8 @@ class Trainer:
     def _step_function(self, kind, strategy):
         """The step ``fit``/``evaluate``/``predict`` run (``kind``: "train", "test",
         "predict"): compiled with ``tt.function`` (TF's ``train_function``), unless
-        ``run_eagerly``, ``jit_compile=False``, ``tt.config.run_functions_eagerly(True)`` or a
-        strategy (whose compiled steps are not written yet). With ``compile(jit_compile=True)``
+        ``run_eagerly``, ``jit_compile=False`` or ``tt.config.run_functions_eagerly(True)``;
+        under a strategy see :meth:`_strategy_step_function`. With ``compile(jit_compile=True)``
         (TF 2.5's name) a step that cannot be compiled is an error naming the reason; by default
         (``jit_compile=None``) the built-in steps are compiled where they can be and run
         eagerly otherwise, silently (see :meth:`_auto_compiles`), and a ``train_step`` of the
@@ -308,21 +319,92 @@ class Trainer:
         and the optimizer's state); later calls run the compiled step."""
         step = getattr(self, kind + "_step")
         jit = self.__dict__.get("_jit_compile")
-        if strategy is not None or self.run_eagerly or jit is False or \
-                _compiler.config.functions_run_eagerly():
+        if self.run_eagerly or jit is False or _compiler.config.functions_run_eagerly():
             return step
         underlying = getattr(step, "__func__", step)
+        if strategy is not None:
+            return self._strategy_step_function(kind, strategy, step, underlying, jit)
         if not jit and not (_AUTO_COMPILE and self._auto_compiles(kind, underlying)):
             return step
         table = self.__dict__.setdefault("_step_functions", {})
         entry = table.get(kind)
-        if entry is None or entry[0] is not underlying:
+        if entry is None or entry[0] is not underlying or len(entry) != 2:
             # new, or the step was replaced (a train_step assigned on the instance)
             # without jit_compile=True, what cannot be compiled runs as it always did
             fn = _compiler.step_function(step, f"{kind}_function", strict=bool(jit))
             table[kind] = [underlying, fn]
             return step            # the first call builds the state: eagerly
         return entry[1]
+
+    def _strategy_step_function(self, kind, strategy, step, underlying, jit):
+        """The step under ``strategy``: the built-in step's update (forward, loss, backward,
+        metrics, the optimizer's step) compiled, its logs read after it eagerly (the job's
+        numbers, read in cross-replica context as in an eager step), where the strategy runs
+        one replica per process. The hand-over of each gradient to the strategy's bucketed
+        all-reduce and the optimizer's step (the reduction, a sharded update) are effects of
+        the compiled function: they run at every call in program order, so the buckets still
+        start during the backward pass. The compiled function is traced again when the number
+        of replicas or this replica's rows of the global batch change (an uneven last batch,
+        an elastic job's survivors): the loss is scaled by them. Otherwise (a step of the
+        user's, replica threads, an aggregator that keeps the arrays it is handed) the step
+        runs eagerly; with ``jit_compile=True`` that is an error naming why."""
+        why = None
+        if underlying is not getattr(Trainer, kind + "_step"):
+            why = f"the model's own {kind}_step is not compiled under a strategy (its logs " \
+                  f"are read in the replica function)"
+        elif len(strategy.extended.local_devices) > 1:
+            why = "several replicas in one process (replica threads) run their steps eagerly"
+        elif kind == "train" and not self._aggregation_compiles():
+            why = "the optimizer's gradient_aggregator keeps the gradient arrays it is handed"
+        if why is not None:
+            if jit:
+                raise ValueError(f"compile(jit_compile=True) under {type(strategy).__name__}: "
+                                 f"the {kind} step cannot be compiled: {why}. Use "
+                                 f"jit_compile=None (it then runs eagerly)")
+            return step
+        if not jit and not _AUTO_COMPILE:
+            return step
+        table = self.__dict__.setdefault("_step_functions", {})
+        entry = table.get(kind)
+        if entry is not None and len(entry) == 4 and entry[0] is underlying and \
+                entry[2] is strategy:
+            return entry[3]
+        body = {"train": self._train_update, "test": self._test_update,
+                "predict": self.predict_step}[kind]
+
+        def update(data, replicas_and_rows):
+            # (the second argument only keys the signature: the trace reads both values)
+            return body(data)
+
+        fn = _compiler.step_function(update, f"{kind}_function", strict=bool(jit))
+        aggregator = self._train_aggregator() if kind == "train" else None
+
+        def compiled_step(data):
+            key = (strategy.num_replicas_in_sync, _dist.batch_rows())
+            try:
+                out = fn(data, key)
+            except BaseException:
+                if aggregator is not None and aggregator.streams:
+                    aggregator.abandon()     # as a failed eager backward pass does
+                raise
+            return out if kind == "predict" else self._logs()
+
+        table[kind] = [underlying, fn, strategy, compiled_step]
+        return step                # the first call builds the state: eagerly
+
+    def _train_aggregator(self):
+        opt = getattr(self, "optimizer", None)
+        if opt is None:
+            return None
+        inner = getattr(opt, "inner_optimizer", None) or opt
+        return inner.aggregator
+
+    def _aggregation_compiles(self):
+        """Whether the optimizer's aggregation can be effects of a compiled step: none that
+        is handed gradients during the backward pass, or one that copies what it is handed
+        (a compiled step hands over its own buffers, reused later in the same call)."""
+        agg = self._train_aggregator()
+        return agg is None or not agg.streams or agg.copies_handed_over
 
     def _auto_compiles(self, kind, underlying):
         """Whether ``compile(jit_compile=None)`` compiles this step: the built-in step (a
@@ -333,17 +415,23 @@ class Trainer:
         if underlying is not getattr(Trainer, kind + "_step"):
             return False
         if kind == "train":
-            opt = getattr(self, "optimizer", None)
-            if opt is None or opt.aggregator.streams:
+            if getattr(self, "optimizer", None) is None or not self._aggregation_compiles():
                 return False
         return True
 
     @property
     def step_compilation(self):
-        """How the steps run since ``compile``: {kind: "compiled"} for the steps compiled so far
-        (tnp_train's own introspection; TF has no equivalent)."""
-        return {kind: "compiled" if fn.experimental_get_tracing_count() else "not traced yet"
-                for kind, (_, fn) in self.__dict__.get("_step_functions", {}).items()}
+        """How the steps run since ``compile``: {kind: state} for the steps set up for
+        compilation so far, ``state`` being "compiled" (a signature of it runs compiled),
+        "eager" (traced, but every signature runs eagerly: an operation the tracer cannot
+        follow, such as a random draw made in Python) or "not traced yet" (tnp_train's own
+        introspection; TF has no equivalent)."""
+        def state(fn):
+            if fn.compiled_signature_count():
+                return "compiled"
+            return "eager" if fn.experimental_get_tracing_count() else "not traced yet"
+        return {kind: state(entry[1])
+                for kind, entry in self.__dict__.get("_step_functions", {}).items()}
 
     # ------------------------------------------------------------------ loops
     # the CallbackList class the loops drive: the model sets it, since the callbacks use the

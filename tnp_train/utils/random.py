@@ -21,10 +21,11 @@ import threading
 
 import numpy as _np
 
-from tnp.extend import host_call as _host_call
+from tnp.extend import host_call as _host_call, tracing as _tracing
 
 __all__ = ["set_random_seed", "get_rng", "make_rng", "set_thread_stream", "replica_draws",
-           "ReplicaGenerators", "keep_mask", "normal", "per_sample", "replica_generator"]
+           "ReplicaGenerators", "keep_mask", "normal", "per_sample", "replica_generator",
+           "refuse_while_tracing"]
 
 _state = threading.local()
 _lock = threading.Lock()
@@ -188,10 +189,24 @@ def _own(rng):
     return hit[1]
 
 
+def refuse_while_tracing(what):
+    """Raise ``tnp.extend.UnsupportedTrace`` while this thread traces a compiled function: a
+    value drawn on the host in Python (``what`` names the caller) would be drawn once, while
+    tracing, and every call would reuse it, so the function runs that signature eagerly
+    (``jit_compile=True``: an error naming ``what``). Draws made through :func:`keep_mask` /
+    :func:`normal` are drawn anew at every call instead."""
+    if _tracing():
+        from tnp.extend import UnsupportedTrace
+        raise UnsupportedTrace(f"{what} draws random numbers on the host: in a compiled "
+                               f"function they would be drawn once, while tracing, and reused "
+                               f"by every call; it runs eagerly")
+
+
 def replica_generator(rng=None):
     """The generator for a draw every replica makes alike (one crop for the whole batch): the
     thread's (a replica thread's copy of its caller's), or a layer's own ``rng`` (a replica
-    thread's copy of it)."""
+    thread's copy of it). Not while tracing (:func:`refuse_while_tracing`)."""
+    refuse_while_tracing("a draw for the whole batch (replica_generator)")
     return _own(rng)
 
 
@@ -215,7 +230,9 @@ def per_sample(draw, size, rng=None):
     """``draw(generator, m)``, an array (or a tuple of arrays) with ``m`` leading rows, for the
     ``size`` samples of this replica's batch: under a strategy that split a global batch of
     ``n`` rows, the replica's rows of ``draw(generator, n)`` (every replica makes the whole,
-    small, draw, so any ``draw`` works); with rows unknown, a draw of the replica's own."""
+    small, draw, so any ``draw`` works); with rows unknown, a draw of the replica's own.
+    Not while tracing (:func:`refuse_while_tracing`)."""
+    refuse_while_tracing("a per-sample draw (per_sample)")
     rng, rows = _rows_for(rng, size)
     if rows is None:
         return draw(rng, size)

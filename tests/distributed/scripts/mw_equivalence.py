@@ -59,6 +59,8 @@ def run_fit(make, kind, strategy, out, tag, n=N_SAMPLES):
     xe, ye = data(kind, 70, seed=5)           # 70 = 2 batches of 32 + an uneven 6
     out[f"{tag}_eval"] = model.evaluate(xe, ye, batch_size=B, verbose=0)
     out[f"{tag}_pred"] = np.asarray(model.predict(xe, batch_size=B))
+    out[f"{tag}_steps"] = np.asarray(sorted(k for k, v in model.step_compilation.items()
+                                            if v == "compiled"))
 
 
 def run_loop(make, kind, strategy, out, tag, n=N_SAMPLES):
