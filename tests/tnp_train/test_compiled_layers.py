@@ -198,40 +198,61 @@ def test_a_stateful_rnn_step_runs_eagerly():
 def augmenting_cnn():
     P = L.experimental.preprocessing
     return [tt.Input((8, 8, 1)), P.RandomFlip(), P.RandomTranslation(0.2, 0.2),
-            P.RandomRotation(0.1), P.RandomCrop(6, 6), L.Conv2D(4, 3, activation="relu"),
+            P.RandomRotation(0.1), P.RandomZoom(0.2), P.RandomContrast(0.3),
+            P.RandomCrop(6, 6), L.Conv2D(4, 3, activation="relu"), L.Flatten(), L.Dense(10)]
+
+
+def augmenting_after_a_layer():
+    # the augmentation follows a trainable layer: the gradient must flow through it
+    P = L.experimental.preprocessing
+    return [tt.Input((8, 8, 1)), L.Conv2D(2, 1), P.RandomFlip(), P.RandomRotation(0.1),
             L.Flatten(), L.Dense(10)]
 
 
-def test_host_drawn_augmentation_keeps_fit_eager_and_equal():
-    # the image layers draw their parameters on the host in Python: a compiled step would
-    # draw them once, while tracing, and augment every batch alike (a silently different
-    # training); the step runs eagerly instead, with the eager step's draws
-    x, y = data((8, 8, 1), n=48)
+def augmenting_to_a_drawn_size():
+    P = L.experimental.preprocessing
+    return [tt.Input((8, 8, 1)), P.RandomHeight(0.2), L.GlobalAveragePooling2D(),
+            L.Dense(10)]
+
+
+def fit_from_same_start(layers, x, y, mode):
     tt.utils.set_random_seed(0)
-    init = tt.Sequential(augmenting_cnn()).get_weights()
-    runs = {}
-    for mode in ("eager", "default"):
-        tt.utils.set_random_seed(3)
-        model = tt.Sequential(augmenting_cnn())
-        model.set_weights(init)
-        model.compile(optimizer=tt.optimizers.SGD(0.05),
-                      loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      run_eagerly=mode == "eager")
-        hist = model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0).history
-        runs[mode] = (hist["loss"], [w.copy() for w in model.get_weights()],
-                      model.step_compilation)
-    assert runs["default"][0] == runs["eager"][0]
-    for a, b in zip(runs["default"][1], runs["eager"][1]):
+    init = tt.Sequential(layers()).get_weights()
+    tt.utils.set_random_seed(3)
+    model = tt.Sequential(layers())
+    model.set_weights(init)
+    model.compile(optimizer=tt.optimizers.SGD(0.05),
+                  loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  run_eagerly=mode == "eager")
+    hist = model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0).history
+    return hist["loss"], [w.copy() for w in model.get_weights()], model.step_compilation
+
+
+@pytest.mark.parametrize("layers, compiles", [(augmenting_cnn, "compiled"),
+                                              (augmenting_after_a_layer, "eager"),
+                                              (augmenting_to_a_drawn_size, "eager")],
+                         ids=["augment-inputs", "augment-after-a-layer", "drawn-size"])
+def test_host_drawn_augmentation_in_compiled_fit_equals_eager(layers, compiles):
+    # the image layers draw their parameters on the host in Python: compiled naively, the draw
+    # would be made once, while tracing, and every batch augmented alike (a silently different
+    # training). On the inputs, a training call is a host call of the program, made at every
+    # step with the eager draws; where the images need a gradient or the output's size is
+    # drawn, the step runs eagerly. Either way: the eager step's bits
+    x, y = data((8, 8, 1), n=48)
+    eager = fit_from_same_start(layers, x, y, "eager")
+    default = fit_from_same_start(layers, x, y, "default")
+    assert default[0] == eager[0]
+    for a, b in zip(default[1], eager[1]):
         assert a.tobytes() == b.tobytes()
-    assert runs["default"][2] == {"train": "eager"}
+    assert default[2] == {"train": compiles}
 
 
-def test_host_drawn_augmentation_under_jit_compile_names_the_draw():
+def test_drawn_size_under_jit_compile_names_the_layer():
     x, y = data((8, 8, 1), n=32)
-    model = tt.Sequential(augmenting_cnn())
+    model = tt.Sequential(augmenting_to_a_drawn_size())
     model.compile(optimizer="sgd", loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True),
                   jit_compile=True)
-    with pytest.raises(Exception, match="draws random numbers on the host"):
+    with pytest.raises(Exception, match="RandomHeight .* draws random numbers on the host"):
         model.fit(x, y, batch_size=16, epochs=1, verbose=0)
 
 

@@ -20,7 +20,10 @@ import numpy as _np
 
 import tnp
 
-from ....utils.random import make_rng, per_sample, replica_generator
+from tnp.extend import backend_array as _backend, host_call as _host_call, tracing as _tracing
+
+from ....autodiff.tape import needs_gradient as _needs_gradient
+from ....utils.random import make_rng, per_sample, refuse_while_tracing, replica_generator
 from ._base import PreprocessingLayer
 from ._resize import RESIZE_METHODS, resize, transform
 
@@ -53,11 +56,40 @@ class _ImageLayer(PreprocessingLayer):
         return tuple(input_shape)
 
 
+def _drawn_on_host(call):
+    """A ``Random*`` layer's ``call``, which draws on the host in Python, made safe in a compiled
+    function: while one is traced, a training call is one host call of the program, the
+    layer's eager ``call`` made at every run with that run's images (its draws too, as an eager
+    step makes them, so the compiled step gives the eager step's bits). Where that cannot be
+    (a tape tracks the images: the host call has no gradient; an output whose size is drawn)
+    the function runs that signature eagerly (``refuse_while_tracing``)."""
+    def traced_or_now(self, inputs, training=None):
+        if not (_tracing() and self._training(training)):
+            return call(self, inputs, training)
+        shape = self._drawn_shape(tuple(inputs.shape))
+        if shape is None or _needs_gradient([inputs])[0]:
+            refuse_while_tracing(f"{type(self).__name__} {self.name!r}")
+        return _host_call(_call_now, call, self, inputs, training, shape=shape,
+                          dtype=inputs.dtype)
+    traced_or_now.__name__ = call.__name__
+    traced_or_now.__qualname__ = call.__qualname__
+    traced_or_now.__doc__ = call.__doc__
+    return traced_or_now
+
+
+def _call_now(call, layer, inputs, training):
+    return _backend(call(layer, tnp.asarray(inputs), training))
+
+
 class _RandomLayer(_ImageLayer):
     def __init__(self, seed=None, **kwargs):
         super().__init__(**kwargs)
         self.seed = seed
         self._rng = make_rng(seed) if seed is not None else None
+
+    def _drawn_shape(self, input_shape):
+        """The shape of a training call's output for ``input_shape`` (None: drawn)."""
+        return input_shape
 
     def _gen(self):
         """The generator of a draw for the whole batch (every replica of a strategy makes it
@@ -178,6 +210,10 @@ class RandomCrop(_RandomLayer):
         super().__init__(seed=seed, **kwargs)
         self.height, self.width = int(height), int(width)
 
+    def _drawn_shape(self, input_shape):
+        return input_shape[:-3] + (self.height, self.width, input_shape[-1])
+
+    @_drawn_on_host
     def call(self, inputs, training=None):
         x, single = self._batched(inputs)
         h, w = x.shape[1], x.shape[2]
@@ -224,6 +260,7 @@ class RandomFlip(_RandomLayer):
                              f"'horizontal_and_vertical', got {mode!r}")
         self.mode = mode
 
+    @_drawn_on_host
     def call(self, inputs, training=None):
         if not self._training(training):
             return inputs
@@ -252,6 +289,7 @@ class _TransformLayer(_RandomLayer):
     def _transforms(self, n, h, w, rng):  # pragma: no cover - overridden
         raise NotImplementedError
 
+    @_drawn_on_host
     def call(self, inputs, training=None):
         if not self._training(training):
             return inputs
@@ -383,6 +421,7 @@ class RandomContrast(_RandomLayer):
             raise ValueError(f"RandomContrast: factor cannot have negative values or a lower "
                              f"bound greater than 1, got {factor!r}")
 
+    @_drawn_on_host
     def call(self, inputs, training=None):
         if not self._training(training):
             return inputs
@@ -412,6 +451,10 @@ class _RandomSize(_RandomLayer):
                                       f"expected one of {RESIZE_METHODS}")
         self.interpolation = interpolation
 
+    def _drawn_shape(self, input_shape):
+        return None                # the size is drawn: not in a compiled function
+
+    @_drawn_on_host
     def call(self, inputs, training=None):
         if not self._training(training):
             return inputs
