@@ -30,10 +30,11 @@ import numpy as _np
 import tnp
 from tnp.extend import (
     array_module as _array_module, backend_array as _backend, device_of as _device_of,
-    is_floating, is_inexact as _is_inexact, wrap as _wrap,
+    is_floating, is_inexact as _is_inexact, tracing as _tracing, wrap as _wrap,
 )
 
 from ..autodiff import custom_gradient
+from ..autodiff.primitive import backend_op
 from ..autodiff.tape import hand_written_backward
 from ..ops.special import erf as _erf_b
 from ..utils.serialization import (builtin_objects, deserialize_keras_object,
@@ -60,6 +61,12 @@ def _float_b(x):
     """The backend array of tnp array ``x`` in a floating dtype (integers become float32)."""
     a = _backend(x)
     return a if _is_inexact(a.dtype) else a.astype(_np.float32)
+
+
+def _float_t(x):
+    """Tnp array ``x`` in a floating dtype (integers become float32): :func:`_float_b` in tnp
+    operations, for a function being compiled, where the backend array cannot be read."""
+    return x if _is_inexact(x.dtype) else x.astype(_np.float32)
 
 
 def _on(g, dev, xp):
@@ -163,8 +170,12 @@ def _sigmoid_b(xp, a):
 
 @custom_gradient
 def _sigmoid(x):
-    dev, xp = _device(x)
-    y = _out(xp, _sigmoid_b(xp, _float_b(x)), dev)
+    if _tracing():
+        # a compiled function: the same operations in tnp, which the tracer follows
+        y = _sigmoid_b(tnp, _float_t(x))
+    else:
+        dev, xp = _device(x)
+        y = _out(xp, _sigmoid_b(xp, _float_b(x)), dev)
 
     def grad(g):
         return g * y * (1 - y)  # on the output: an enclosing tape differentiates it again
@@ -220,9 +231,13 @@ def logits_of(y, kind):
 
 @custom_gradient
 def _softplus(x):
-    dev, xp = _device(x)
-    a = _float_b(x)
-    y = _out(xp, xp.logaddexp(0, a).astype(a.dtype, copy=False), dev)
+    if _tracing():
+        a = _float_t(x)
+        y = tnp.logaddexp(0, a).astype(a.dtype, copy=False)
+    else:
+        dev, xp = _device(x)
+        a = _float_b(x)
+        y = _out(xp, xp.logaddexp(0, a).astype(a.dtype, copy=False), dev)
 
     def grad(g):
         return g * sigmoid(x)
@@ -254,7 +269,7 @@ _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-@custom_gradient
+@backend_op("gelu")   # in a compiled function: one node forward, one backward (the eager kernels)
 def _gelu_exact(x):
     dev, xp = _device(x)
     a = _float_b(x)
@@ -262,13 +277,14 @@ def _gelu_exact(x):
     cdf = 0.5 * (1.0 + _erf_b(xp, wide * _INV_SQRT2))
     y = _out(xp, (wide * cdf).astype(a.dtype, copy=False), dev)
 
+    # (one cotangent per argument, as a tuple: backend_op's rule)
     def grad(g):
         d = cdf + wide * _INV_SQRT_2PI * xp.exp(-0.5 * wide * wide)
-        return g * _out(xp, d.astype(a.dtype, copy=False), dev)
+        return (g * _out(xp, d.astype(a.dtype, copy=False), dev),)
 
     def recorded(g):   # a higher-order gradient: the derivative written in tnp
         from_erf = 0.5 * (1.0 + _erf_tnp(x * _INV_SQRT2))
-        return g * (from_erf + x * _INV_SQRT_2PI * tnp.exp(-0.5 * x * x))
+        return (g * (from_erf + x * _INV_SQRT_2PI * tnp.exp(-0.5 * x * x)),)
     return y, hand_written_backward("gelu", grad, (x,), recorded)
 
 
@@ -299,8 +315,39 @@ def _wide(a):
     return a.astype(_np.float32) if a.dtype.name in _LOW_PRECISION or not is_floating(a.dtype) else a
 
 
+def _wide_t(x):
+    return x.astype(_np.float32) if x.dtype.name in _LOW_PRECISION or \
+        not is_floating(x.dtype) else x
+
+
+def _traced_softmax(x, axis, log):
+    """``_softmax``/``_log_softmax`` while a function is compiled: the eager operations, in the
+    same order, on tnp arrays (the tracer follows them), and a backward that is the eager
+    one's formula (on the wide values, as the eager backward): the eager bits."""
+    a = _wide_t(x)
+    z = a - tnp.max(a, axis=axis, keepdims=True)
+    if log:
+        w = z - tnp.log(tnp.sum(tnp.exp(z), axis=axis, keepdims=True))
+    else:
+        e = tnp.exp(z)
+        w = e / tnp.sum(e, axis=axis, keepdims=True)
+    out_dtype = x.dtype if is_floating(x.dtype) else w.dtype
+    y = w.astype(out_dtype) if w.dtype != out_dtype else w
+
+    def grad(g):
+        gw = g.astype(w.dtype) if g.dtype != w.dtype else g
+        if log:
+            d = gw - tnp.exp(w) * tnp.sum(gw, axis=axis, keepdims=True)
+        else:
+            d = w * (gw - tnp.sum(gw * w, axis=axis, keepdims=True))
+        return (d.astype(out_dtype) if d.dtype != out_dtype else d), None
+    return y, grad
+
+
 @custom_gradient
 def _softmax(x, axis):
+    if _tracing():
+        return _traced_softmax(x, axis, log=False)
     dev, xp = _device(x)
     a = _wide(_backend(x))
     e = xp.exp(a - xp.max(a, axis=axis, keepdims=True))
@@ -339,6 +386,8 @@ def softmax(x, axis=-1):
 
 @custom_gradient
 def _log_softmax(x, axis):
+    if _tracing():
+        return _traced_softmax(x, axis, log=True)
     dev, xp = _device(x)
     a = _wide(_backend(x))
     z = a - xp.max(a, axis=axis, keepdims=True)
