@@ -336,26 +336,48 @@ def is_traced(x):
     return _is_traced(x)
 
 
-def control_switch(index, branches, default=None, check=None, name="switch"):
+def control_switch(index, branches, default=None, check=None, name="switch", taped=False):
     """While this thread traces: one node of the compiled function that runs, at every run,
     only the branch ``branches[index]`` chooses (a traced boolean index: ``[false, true]``);
     each branch is a function of no arguments returning a flat sequence of arrays, traced once
-    on its own. Returns the traced outputs (a list). See ``tnp._jit.control.switch``."""
+    on its own. Returns the traced outputs (a list). ``taped``: the caller differentiates the
+    node (:func:`control_switch_backward`), so a recording tape does not refuse it. See
+    ``tnp._jit.control.switch``."""
     from ._jit.control import switch
 
-    return switch(index, branches, default=default, check=check, name=name)
+    return switch(index, branches, default=default, check=check, name=name, taped=taped)
 
 
 def control_while(cond, body, loop_vars, maximum_iterations=None, check=None,
-                  name="while_loop"):
+                  name="while_loop", taped=False):
     """While this thread traces: one node of the compiled function that repeats ``loop_vars =
     body(*loop_vars)`` while ``cond(*loop_vars)`` holds, at every run (``loop_vars``: a flat
     sequence of arrays). Returns the traced final loop variables (a list). See
-    ``tnp._jit.control.while_loop``."""
+    ``tnp._jit.control.while_loop``; ``taped``: see :func:`control_loop_backward`."""
     from ._jit.control import while_loop
 
     return while_loop(cond, body, loop_vars, maximum_iterations=maximum_iterations,
-                      check=check, name=name)
+                      check=check, name=name, taped=taped)
+
+
+def control_switch_backward(forward, branches, name="switch_grad"):
+    """While this thread traces: the backward of the switch node that gave traced output
+    ``forward``, one more switch node whose branch ``i`` (a function of no arguments returning
+    a flat sequence of arrays) may read what forward branch ``i`` computed; each run takes the
+    branch the forward run took. See ``tnp._jit.control.switch_backward``."""
+    from ._jit.control import switch_backward
+
+    return switch_backward(forward, branches, name=name)
+
+
+def control_loop_backward(forward, body, carry, name="while_loop_grad"):
+    """While this thread traces: the backward of the loop node that gave traced output
+    ``forward``: ``carry = body(*carry)`` once per forward iteration, the last first, ``body``
+    reading what that iteration of the forward body computed (kept on a stack). See
+    ``tnp._jit.control.loop_backward``."""
+    from ._jit.control import loop_backward
+
+    return loop_backward(forward, body, carry, name=name)
 
 
 def forget_traced(x):
@@ -371,7 +393,8 @@ def forget_traced(x):
 
 
 __all__ += ["set_backend_array", "unwrap", "tracing", "effect", "storage", "host_call", "primitive",
-            "is_traced", "control_switch", "control_while", "forget_traced", "observe",
+            "is_traced", "control_switch", "control_while", "control_switch_backward",
+            "control_loop_backward", "forget_traced", "observe",
             "set_replay_observer"]
 
 

@@ -124,3 +124,54 @@ def test_shape_changes_are_not_compiled_and_dtype_changes_are_errors():
                                                lambda a: [a.astype("float32")], [x]))
     with pytest.raises(TypeError, match="type float32"):
         g(tnp.ones(1))
+
+
+# ----------------------------------------------------------------------------- backward nodes
+def _sin_chain_and_derivative(x, n):
+    """y = sin applied n times to x, and dy/dx by a backward loop over the forward's stack."""
+    box = {}
+
+    def body(i, y):
+        box["y"] = y                        # this iteration's input: read by the backward
+        return [i + 1, tnp.sin(y)]
+
+    i, y = extend.control_while(lambda i, y: i < n, body, [tnp.asarray(0), x], taped=True)
+    (g,) = extend.control_loop_backward(y, lambda g: [g * tnp.cos(box["y"])], [tnp.ones_like(x)])
+    return y, g
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_loop_backward_runs_once_per_iteration_in_reverse_on_the_stack(n):
+    x = tnp.asarray([0.3, -1.2, 2.0])
+    y, g = tnp.jit(_sin_chain_and_derivative)(x, tnp.asarray(n))
+    want_y, want_g = np.asarray(x), np.ones(3)
+    for _ in range(n):
+        want_g = want_g * np.cos(want_y)
+        want_y = np.sin(want_y)
+    np.testing.assert_array_equal(np.asarray(y), want_y)
+    np.testing.assert_allclose(np.asarray(g), want_g, rtol=1e-15)
+
+
+def _branch_and_derivative(x, p):
+    box = {}
+
+    def square():
+        box[0] = x * 3.0
+        return [box[0] * box[0]]
+
+    def exp():
+        box[1] = tnp.exp(x)
+        return [box[1]]
+
+    (y,) = extend.control_switch(p, [square, exp], taped=True)
+    (g,) = extend.control_switch_backward(y, [lambda: [18.0 * x], lambda: [box[1] * 1.0]])
+    return y, g
+
+
+@pytest.mark.parametrize("p", [0, 1])
+def test_switch_backward_takes_the_branch_the_forward_took(p):
+    x = tnp.asarray([0.5, -1.0])
+    y, g = tnp.jit(_branch_and_derivative)(x, tnp.asarray(p))
+    xv = np.asarray(x)
+    np.testing.assert_array_equal(np.asarray(g), 18.0 * xv if p == 0 else np.exp(xv))
+    np.testing.assert_array_equal(np.asarray(y), 9.0 * xv * xv if p == 0 else np.exp(xv))

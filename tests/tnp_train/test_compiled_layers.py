@@ -1,5 +1,5 @@
 """Compiled steps of models whose layers compute on backend arrays (convolutions, pooling,
-BatchNormalization, Embedding, the fused recurrent kernel): each op is one primitive node of
+BatchNormalization, Embedding, the fused recurrent kernel, attention, ConvLSTM2D): each op is one primitive node of
 the program, forward and backward, and the compiled ``fit``/``evaluate``/``predict`` give the
 eager ones' bits (the same kernels run in the same order), Dropout and the moving statistics
 included."""
@@ -64,6 +64,23 @@ def text_classifier(rnn):
     return layers
 
 
+def attention_model():
+    inp = tt.Input((6, 8))
+    h = L.MultiHeadAttention(2, 4, dropout=0.2)(inp, inp)
+    h = L.LayerNormalization()(h + inp)
+    h = L.Attention(causal=True, dropout=0.1)([h, inp])
+    return tt.Model(inp, L.Dense(10)(L.GlobalAveragePooling1D()(h)))
+
+
+def conv_lstm():
+    return [tt.Input((3, 5, 5, 2)),
+            L.ConvLSTM2D(4, 3, padding="same", dropout=0.1, recurrent_dropout=0.2,
+                         return_sequences=True),
+            L.ConvLSTM2D(3, 3),
+            L.Flatten(),
+            L.Dense(10)]
+
+
 def data(shape, ints=False, n=80, seed=0):
     rng = np.random.default_rng(seed)
     if ints:
@@ -76,7 +93,8 @@ def data(shape, ints=False, n=80, seed=0):
 
 def train(layers, x, y, mode, epochs=4, batch_size=16):
     tt.utils.set_random_seed(0)
-    model = tt.Sequential(layers())
+    made = layers()
+    model = made if isinstance(made, tt.Model) else tt.Sequential(made)
     model.compile(optimizer=tt.optimizers.Adam(1e-2),
                   loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=["accuracy"], run_eagerly=mode == "eager",
@@ -125,6 +143,35 @@ def test_conv3d_compiled_equals_eager():
 def test_text_classifier_compiled_equals_eager(rnn):
     x, y = data((12,), ints=True)
     assert_same_training(text_classifier(rnn), x, y)
+
+
+def test_attention_layers_with_dropout_compiled_equal_eager():
+    x, y = data((6, 8))
+    assert_same_training(attention_model, x, y)         # 4 epochs of 5 steps
+
+
+def test_conv_lstm_2d_with_dropouts_compiled_equals_eager():
+    x, y = data((3, 5, 5, 2))
+    assert_same_training(conv_lstm, x, y)
+
+
+def test_multi_head_attention_is_one_forward_and_one_backward_node():
+    mha = L.MultiHeadAttention(2, 4)
+    q = tnp.asarray(data((5, 8), n=3)[0])
+    mask = tnp.asarray(np.tril(np.ones((5, 5), bool)))
+    mha(q, q, attention_mask=mask)
+
+    def step(q):
+        with tt.GradientTape() as tape:
+            loss = tnp.sum(mha(q, q, attention_mask=mask, training=True) ** 2)
+        return tape.gradient(loss, mha.trainable_variables)
+
+    text = tnp.jit(step).lower(q).as_text()
+    assert text.count("= primitive:multi_head_attention(") == 1
+    assert text.count("= primitive:multi_head_attention_grad(") == 1
+    got = tt.function(step, jit_compile=True)(q)
+    for a, b in zip(got, step(q)):
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
 
 
 def test_each_op_is_one_forward_and_one_backward_node():
@@ -186,13 +233,44 @@ def test_a_gradient_of_a_gradient_through_a_primitive_runs_eagerly():
     np.testing.assert_allclose(np.asarray(got), np.asarray(penalty(x)), rtol=1e-5)
 
 
-def test_a_stateful_rnn_step_runs_eagerly():
-    model = tt.Sequential([tt.Input((5, 3), batch_size=4), L.LSTM(3, stateful=True),
-                           L.Dense(1)])
-    model.compile("sgd", "mse", jit_compile=True)
-    x, y = np.ones((8, 5, 3), np.float32), np.ones((8, 1), np.float32)
-    with pytest.raises(Exception, match="stateful RNN"):
-        model.fit(x, y, batch_size=4, epochs=1, verbose=0)
+def stateful_models():
+    return tt.Sequential([tt.Input((3, 4, 4, 2), batch_size=16),
+                          L.ConvLSTM2D(3, 3, padding="same", stateful=True,
+                                       return_sequences=True),
+                          L.TimeDistributed(L.Flatten()),
+                          L.LSTM(6, stateful=True, return_sequences=True),
+                          L.GRU(4, stateful=True, dropout=0.1),
+                          L.Dense(10)])
+
+
+def test_stateful_rnns_compiled_carry_their_states_as_eagerly():
+    x, y = data((3, 4, 4, 2))
+    runs = {}
+    for mode in ("eager", "compiled"):
+        tt.utils.set_random_seed(0)
+        model = stateful_models()
+        model.compile(optimizer=tt.optimizers.Adam(1e-2),
+                      loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      run_eagerly=mode == "eager",
+                      jit_compile=True if mode == "compiled" else None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            hist = model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0).history
+            carried = [np.asarray(st).copy() for layer in model.layers
+                       if getattr(layer, "stateful", False) for st in layer.states]
+            model.reset_states()            # zeros, written into the arrays the step reads
+            hist2 = model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0).history
+            pred = np.asarray(model.predict(x, batch_size=16, verbose=0))
+        runs[mode] = (model, hist, carried, hist2, pred)
+    (me, he, ce, he2, pe), (mc, hc, cc, hc2, pc) = runs["eager"], runs["compiled"]
+    assert mc.step_compilation["train"] == "compiled"
+    assert he == hc and he2 == hc2            # 20 steps, 4 epochs
+    assert len(ce) == 5 and all(np.any(a) for a in ce)      # [h, c], [h, c], [h]
+    for a, b in zip(ce, cc):
+        assert a.tobytes() == b.tobytes()
+    for a, b in zip(me.weights, mc.weights):
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), a.name
+    assert pe.tobytes() == pc.tobytes()
 
 
 def augmenting_cnn():

@@ -191,7 +191,7 @@ def test_gradients_through_eager_cond_and_while():
     assert float(np.asarray(tape.gradient(z, x))) == pytest.approx(5 * 3.0 ** 4)
 
 
-def test_a_tape_inside_a_compiled_cond_runs_eagerly():
+def test_a_tape_inside_a_compiled_cond_compiles_and_a_second_order_one_runs_eagerly():
     x = tt.Variable(2.0)
 
     def f():
@@ -199,10 +199,19 @@ def test_a_tape_inside_a_compiled_cond_runs_eagerly():
             y = tt.cond(x > 0, lambda: x * x, lambda: -x)
         return tape.gradient(y, x)
 
-    with pytest.warns(JitFallbackWarning, match="GradientTape"):
-        assert float(np.asarray(tt.function(f)())) == 4.0
-    with pytest.raises(UnsupportedTrace, match="GradientTape"):
-        _compiled(f)()
+    assert float(np.asarray(_compiled(f)())) == 4.0     # see test_control_flow_gradients.py
+
+    def second():
+        with tt.GradientTape() as outer:
+            with tt.GradientTape() as inner:
+                y = tt.cond(x > 0, lambda: x * x * x, lambda: -x)
+            g = inner.gradient(y, x)
+        return outer.gradient(g, x)
+
+    with pytest.warns(JitFallbackWarning, match="gradient of the gradient"):
+        assert float(np.asarray(tt.function(second)())) == 12.0
+    with pytest.raises(UnsupportedTrace, match="gradient of the gradient"):
+        _compiled(second)()
 
 
 # ----------------------------------------------------------------------------- AutoGraph
@@ -269,25 +278,27 @@ def test_autograph_if_with_return_and_to_code():
     assert "ag__.while_stmt" in tt.autograph.to_code(count_down)
 
 
-def with_break(x):
-    while x.sum() < 10:
-        x = x + 1.0
-        if x.sum() > 5:
-            break
-    return x
-
-
 def one_sided(x):
     if x.sum() > 0:
         y = x
     return y
 
 
+def break_in_with(x):
+    while x.sum() < 10:
+        x = x + 1.0
+        with warnings.catch_warnings():
+            if x.sum() > 5:
+                break
+    return x
+
+
 def test_autograph_errors_name_the_line():
+    # a break inside a with statement is not rewritten (see test_autograph_jumps.py)
     with pytest.raises(TraceError, match="while statement at line .* break"):
-        tt.function(with_break, jit_compile=True)(tnp.ones(2))
+        tt.function(break_in_with, jit_compile=True)(tnp.ones(2))
     with pytest.warns(JitFallbackWarning):      # not jit_compile: runs eagerly
-        _eq(tt.function(with_break)(tnp.ones(2)), [3.0, 3.0])
+        _eq(tt.function(break_in_with)(tnp.ones(2)), [3.0, 3.0])
     with pytest.raises(ValueError, match="'y' must also be initialized in the else branch"):
         tt.function(one_sided, jit_compile=True)(tnp.ones(2))
 

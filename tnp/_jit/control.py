@@ -17,9 +17,17 @@ A sub-program reads values of the enclosing program (the node's free values) and
 arrays, and writes into them as eagerly; a value made inside a branch or a body exists only
 there (using it outside is refused). What the nodes return is always new memory: an output
 that would alias one of the node's inputs is copied, so the enclosing program's buffer reuse
-stays valid. Gradients: a tape recording inside the function would see every branch traced,
-so a control-flow node is refused while another operation listener records (the function then
-runs eagerly, where the branches are plain Python calls).
+stays valid.
+
+Gradients (:func:`switch_backward`, :func:`loop_backward`): a library that differentiates a
+control node (tnp_train's tapes, which then ask for the node with ``taped=True``; otherwise a
+control node is refused while another operation listener records) traces the backward as one
+more control node: a switch whose branch ``i`` is branch ``i``'s backward, or a loop that runs
+the body's backward once per forward iteration, last iteration first. What a backward reads of
+its forward sub-program (the values a VJP rule saved) is *exported*: the forward node gives
+one more, opaque, output, the record of its run (the branch taken and its exported values; for
+a loop, one entry per iteration, a stack, as TF's while_v2 keeps), which the backward node
+reads, so nothing is computed twice and random draws are not repeated.
 """
 from __future__ import annotations
 
@@ -30,16 +38,19 @@ from .._core.ndarray import ndarray as _ndarray
 from .graph import Cap, Graph, Node, Ref, walk_template
 from . import tracer as _tr
 
-__all__ = ["switch", "while_loop", "is_traced"]
+__all__ = ["switch", "while_loop", "is_traced", "switch_backward", "loop_backward"]
 
 
 class _Scope:
-    """One sub-program being traced (a branch, a loop condition or body)."""
+    """One sub-program being traced (a branch, a loop condition or body); ``driver`` and
+    ``index``: once its node is made, the node's driver and which of its subs it is."""
 
-    __slots__ = ("what",)
+    __slots__ = ("what", "driver", "index")
 
     def __init__(self, what):
         self.what = what
+        self.driver = None
+        self.index = None
 
 
 def is_traced(x):
@@ -57,7 +68,7 @@ def forget(x):
         ctx.ambiguous.discard(id(x))
 
 
-def _context(what):
+def _context(what, taped=False):
     ctx = _tr._state.ctx
     if ctx is None or not _tr.tracing():
         raise RuntimeError(f"tnp.jit: {what} is for a function being traced")
@@ -65,7 +76,7 @@ def _context(what):
         raise _tr.UnsupportedTrace(f"tnp.vmap: {what} with a traced decision has no batching "
                                    f"rule" + _tr._at(_tr.user_location()))
     mine = ctx.listener
-    if any(e[1] is not mine for e in _listeners._blocking):
+    if not taped and any(e[1] is not mine for e in _listeners._blocking):
         raise _tr.UnsupportedTrace(
             f"tnp.jit: {what} with a traced decision while another operation listener records "
             f"(a GradientTape inside the compiled function): the tape would see every branch; "
@@ -129,6 +140,7 @@ def _trace_sub(ctx, what, fn, params):
         ctx.scopes.pop()
     for vid in range(start, len(ctx.graph.values)):
         ctx.scope_of.setdefault(vid, scope)
+    ctx.closed_scopes.append(scope)
     # tnp's shared True/False scalars made inside: unusable outside, so forgotten (a later
     # operation giving the same object is then not ambiguous)
     for oid in list(ctx.shared):
@@ -141,14 +153,19 @@ def _trace_sub(ctx, what, fn, params):
 
 class _Sub:
     """A traced sub-program: its graph (inputs: its own parameters, then the free values it
-    reads), and the compiled program once built."""
+    reads), and the compiled program once built. ``imports``: (for a backward) the scope of the
+    forward sub-program whose values it reads: they are made its leading parameters
+    (``imported``), fed from the forward node's record."""
 
-    def __init__(self, name, nodes, params, outputs):
+    def __init__(self, name, nodes, params, outputs, imports=None, scope_of=None):
         g = Graph()
         g.fn_name = name
         g.nodes = nodes
+        self.all_nodes = list(nodes)        # build_program prunes g.nodes; exports need them all
+        self.outputs = tuple(outputs)
         made = {v.id for n in nodes for v in n.outputs} | {v.id for v in params}
         free, caps, seen = [], [], set()
+        self.imported = []
 
         def see(leaf):
             v = leaf.value
@@ -157,6 +174,8 @@ class _Sub:
             seen.add(v.id)
             if type(leaf) is Cap:
                 caps.append((v, leaf.obj))
+            elif imports is not None and scope_of.get(v.id) is imports:
+                self.imported.append(v)
             else:
                 free.append(v)
 
@@ -165,7 +184,7 @@ class _Sub:
             walk_template(n.kwargs, see)
         for t in outputs:
             walk_template(t, see)
-        g.inputs = list(params) + free
+        g.inputs = self.imported + list(params) + free
         g.captures = [v for v, _ in caps]
         g.capture_objs = [o for _, o in caps]
         g.output = tuple(outputs)
@@ -174,12 +193,33 @@ class _Sub:
         self.caps = caps                # (value, object) read from outside (Caps)
         self.writes = [w for n in nodes for w in n.writes if w.id not in made]
         self.effectful = any(_keeps(n) for n in nodes)
+        self.exports = []               # values a backward reads, output after the others
         self.program = None
+        self.fuse = True
 
     def build(self, fuse):
         from .program import build_program
 
+        self.fuse = fuse
+        self.graph.nodes = list(self.all_nodes)
+        self.graph.output = self.outputs + tuple(Ref(v) for v in self.exports)
         self.program = build_program(self.graph, fuse=fuse)
+
+    def export(self, values):
+        """The positions among this sub's exports of ``values`` (made inside it), added to its
+        outputs (the program is rebuilt) where new."""
+        index = {v.id: k for k, v in enumerate(self.exports)}
+        grew = False
+        out = []
+        for v in values:
+            if v.id not in index:
+                index[v.id] = len(self.exports)
+                self.exports.append(v)
+                grew = True
+            out.append(index[v.id])
+        if grew:
+            self.build(self.fuse)
+        return tuple(out)
 
 
 def _keeps(n):
@@ -212,6 +252,15 @@ def _outer_args(ctx, subs, extra=()):
 def _node(ctx, name, driver, args, subs, out_backends, where):
     node = Node(len(ctx.graph.nodes), name, driver, "control", args, {}, where)
     node.sub = driver
+    driver.node = node
+    driver.record = None
+    # the scopes of its subs, just closed (a node made inside one of them took its own)
+    scopes = ctx.closed_scopes[-len(subs):] if subs else []
+    if subs:
+        del ctx.closed_scopes[-len(subs):]
+    for i, sc in enumerate(scopes):
+        sc.driver, sc.index = driver, i
+    driver.scopes = scopes
     driver.effectful = any(s.effectful for s in subs)
     seen = set()
     for s in subs:
@@ -281,21 +330,27 @@ class _SwitchDriver:
                 i = self.default
         args = [free[j - 1] for j in self.picks[i]]
         outs = self.subs[i].program.run(args)
-        return _settle(outs, self.kinds, free)
+        k = len(self.kinds)
+        res = _settle(outs[:k], self.kinds, free)
+        if self.record is None:
+            return res
+        return res + ((i, _kept(outs[k:])),)
 
     def describe(self):
         return [f"branch {i}:\n" + s.graph.as_text() for i, s in enumerate(self.subs)]
 
 
-def switch(index, branches, default=None, check=None, name="switch", fuse=True):
+def switch(index, branches, default=None, check=None, name="switch", fuse=True, taped=False):
     """While this thread traces: record a node that, at every run, runs only branch
     ``branches[index]`` (``default``, an index into ``branches``, when out of range; the last
     branch if None). ``index``: a traced boolean (``branches`` = [false, true]) or integer
     scalar. Each branch is a function of no arguments returning a flat sequence of arrays (or
     numbers); all must agree in count and dtypes and, to be compiled, shapes. ``check(outputs)``
     (the branches' outputs, one list per branch) may raise a library's own error first.
-    Returns the traced outputs (a list)."""
-    ctx = _context(name)
+    ``taped``: the caller differentiates the node itself (:func:`switch_backward`), so another
+    operation listener recording (a tape, paused by its caller) does not refuse it. Returns the
+    traced outputs (a list)."""
+    ctx = _context(name, taped)
     where = _tr.user_location()
     idx = _as_array(index)
     if np.ndim(idx._a) != 0:
@@ -357,29 +412,35 @@ class _WhileDriver:
         cfree = [rest[j - 1 - n] for j in self.picks[0]]
         bfree = [rest[j - 1 - n] for j in self.picks[1]]
         limit = None if maximum is None else int(maximum)
+        stack = None if self.record is None else []
         it = 0
         while limit is None or it < limit:
             if not bool(self.cond.program.run(lv + cfree)[0]):
                 break
-            lv = list(_settle(self.body.program.run(lv + bfree), self.kinds, ()))
+            outs = self.body.program.run(lv + bfree)
+            if stack is not None:
+                stack.append(_kept(outs[n:]))
+            lv = list(_settle(outs[:n], self.kinds, ()))
             it += 1
         self.iterations = it
-        return _settle(lv, self.kinds, args)
+        res = _settle(lv, self.kinds, args)
+        return res if stack is None else res + (stack,)
 
     def describe(self):
         return ["condition:\n" + self.cond.graph.as_text(), "body:\n" + self.body.graph.as_text()]
 
 
 def while_loop(cond, body, loop_vars, maximum_iterations=None, check=None, name="while_loop",
-               fuse=True):
+               fuse=True, taped=False):
     """While this thread traces: record a node that, at every run, repeats ``loop_vars =
     body(*loop_vars)`` while ``cond(*loop_vars)`` is true (and fewer than
     ``maximum_iterations`` iterations ran, when given: a number or a traced integer).
     ``loop_vars``: a flat sequence of tnp arrays or numbers; ``body`` returns a flat sequence
     of the same count, dtypes and shapes. ``check(loop_vars, outputs)`` (the placeholders and
-    the body's traced outputs) may raise a library's own error first. Returns the traced loop
-    variables after the loop (a list)."""
-    ctx = _context(name)
+    the body's traced outputs) may raise a library's own error first. ``taped``: as
+    :func:`switch`'s (:func:`loop_backward`). Returns the traced loop variables after the loop
+    (a list)."""
+    ctx = _context(name, taped)
     where = _tr.user_location()
     init = [_as_array(x) for x in loop_vars]
     init_t = [ctx.template(x) for x in init]
@@ -433,3 +494,154 @@ def while_loop(cond, body, loop_vars, maximum_iterations=None, check=None, name=
                     all(w.id != t.value.id for w in node.writes):
                 node.writes.append(t.value)
     return outs
+
+
+# ----------------------------------------------------------------------------- gradients
+def _kept(values):
+    """Exported values as a record keeps them: memory of their own (a sub-program's next run
+    may reuse its buffers)."""
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in values)
+
+
+def _forward_driver(ctx, forward, kind, name):
+    v = ctx.values.get(id(forward))
+    node = None if v is None else v.node
+    driver = None if node is None else getattr(node, "sub", None)
+    if not isinstance(driver, kind):
+        raise TypeError(f"{name}: {forward!r} is not an output of a traced "
+                        f"{'switch' if kind is _SwitchDriver else 'loop'} node")
+    return driver
+
+
+def _record_value(ctx, driver):
+    """The forward node's record output (made on the first backward that needs it): what the
+    forward run exported, read by the backward nodes."""
+    if driver.record is None:
+        node = driver.node
+        v = ctx.graph.new_value(np.empty((), object), "node", node=node)
+        v.opaque = True
+        # made while a backward is traced, it belongs where its node is (not to that backward)
+        ctx.scope_of[v.id] = ctx.scope_of.get(node.outputs[0].id)
+        node.outputs.append(v)
+        node.result = tuple(node.result) + (Ref(v),)
+        driver.record = v
+    return driver.record
+
+
+def _agree(name, outs, want, where):
+    """The backward sub-programs' outputs agree with ``want`` (backend values) in count, dtype
+    and shape."""
+    if len(outs) != len(want):
+        raise _final(ValueError(f"{name}: {len(outs)} values for {len(want)}" + _tr._at(where)))
+    for k, (a, b) in enumerate(zip(outs, want)):
+        if a._a.dtype != b.dtype or np.shape(a._a) != np.shape(b):
+            raise _tr.UnsupportedTrace(f"{name}: value {k} is {a._a.dtype}{list(np.shape(a._a))}"
+                                       f", expected {b.dtype}{list(np.shape(b))}"
+                                       + _tr._at(where))
+
+
+def _trace_reading(ctx, scope, what, fn, params):
+    ctx.readable.append(scope)
+    try:
+        return _trace_sub(ctx, what, fn, params)
+    finally:
+        ctx.readable.pop()
+
+
+class _SwitchBackDriver:
+    """The replay of a switch's backward: ``(record, *free values)`` -> the backward of the
+    branch the forward run took, on the values it exported."""
+
+    def __init__(self, subs, picks, positions, kinds):
+        self.subs = subs
+        self.picks = picks
+        self.positions = positions
+        self.kinds = kinds
+
+    def __call__(self, record, *free):
+        i, exported = record
+        args = [exported[p] for p in self.positions[i]] + [free[j - 1] for j in self.picks[i]]
+        return _settle(self.subs[i].program.run(args), self.kinds, free)
+
+    def describe(self):
+        return [f"backward of branch {i}:\n" + s.graph.as_text()
+                for i, s in enumerate(self.subs)]
+
+
+def switch_backward(forward, branches, name="switch_grad", fuse=True):
+    """While this thread traces: the backward of the switch node that made ``forward`` (one of
+    its traced outputs), as one more switch node. ``branches[i]`` (a function of no arguments
+    returning a flat sequence of arrays, all branches agreeing in count, dtypes and shapes) is
+    branch ``i``'s backward: it may read the values branch ``i`` made (what the forward run
+    exports to the backward). At every run only the backward of the branch the forward run
+    took runs. Returns the traced outputs (a list)."""
+    ctx = _context(name, taped=True)
+    where = _tr.user_location()
+    fwd = _forward_driver(ctx, forward, _SwitchDriver, name)
+    traced = [_trace_reading(ctx, fwd.scopes[i], f"{name}_branch{i}", lambda fn=fn: fn(), ())
+              for i, fn in enumerate(branches)]
+    first = traced[0][3]
+    for t in traced[1:]:
+        _agree(name, t[3], [x._a for x in first], where)
+    subs = [_Sub(f"{name}_branch{i}", t[0], (), t[2], imports=fwd.scopes[i],
+                 scope_of=ctx.scope_of) for i, t in enumerate(traced)]
+    positions = [fwd.subs[i].export(s.imported) for i, s in enumerate(subs)]
+    rec = _record_value(ctx, fwd)
+    for s in subs:
+        s.build(fuse)
+    args, picks = _outer_args(ctx, subs, (Ref(rec),))
+    driver = _SwitchBackDriver(subs, picks, positions, _kinds(subs[0].graph.output_values()))
+    return _node(ctx, name, driver, args, subs, [x._a for x in first], where)
+
+
+class _ReverseLoopDriver:
+    """The replay of a loop's backward: ``(record, *carry, *free values)`` -> the carry after
+    the body's backward ran once per forward iteration, the last first, each on the values
+    that iteration exported."""
+
+    def __init__(self, body, picks, positions, n, kinds):
+        self.body = body
+        self.picks = picks
+        self.positions = positions
+        self.n = n
+        self.kinds = kinds
+
+    def __call__(self, stack, *args):
+        n = self.n
+        carry = list(_settle(args[:n], self.kinds, ()))
+        rest = args[n:]
+        free = [rest[j - 1 - n] for j in self.picks[0]]
+        pos = self.positions
+        for exported in reversed(stack):
+            outs = self.body.program.run([exported[p] for p in pos] + carry + free)
+            carry = list(_settle(outs, self.kinds, ()))
+        return _settle(carry, self.kinds, args)
+
+    def describe(self):
+        return ["backward of the body:\n" + self.body.graph.as_text()]
+
+
+def loop_backward(forward, body, carry, name="while_loop_grad", fuse=True):
+    """While this thread traces: the backward of the loop node that made ``forward`` (one of
+    its traced outputs), as one more loop node: ``carry = body(*carry)`` once per iteration the
+    forward run made, the last first. ``body`` may read the values the forward body made (that
+    iteration's: the forward loop keeps them on a stack); it returns a flat sequence of the
+    carry's count, dtypes and shapes. Returns the traced carry after the last (the first
+    iteration's) backward."""
+    ctx = _context(name, taped=True)
+    where = _tr.user_location()
+    fwd = _forward_driver(ctx, forward, _WhileDriver, name)
+    init = [_as_array(x) for x in carry]
+    init_t = [ctx.template(x) for x in init]
+    backends = [x._a for x in init]
+    nodes, params, temps, outs = _trace_reading(ctx, fwd.scopes[1], f"{name}_body", body,
+                                                backends)
+    _agree(name, outs, backends, where)
+    sub = _Sub(f"{name}_body", nodes, params, temps, imports=fwd.scopes[1],
+               scope_of=ctx.scope_of)
+    positions = fwd.body.export(sub.imported)
+    rec = _record_value(ctx, fwd)
+    sub.build(fuse)
+    args, picks = _outer_args(ctx, [sub], (Ref(rec), *init_t))
+    driver = _ReverseLoopDriver(sub, picks, positions, len(init), _kinds(params))
+    return _node(ctx, name, driver, args, [sub], backends, where)

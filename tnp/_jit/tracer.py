@@ -394,6 +394,8 @@ class TraceContext:
         self.listener = None    # this trace's listener (``before``), to tell it from others
         self.scopes = []        # the sub-programs being traced now (control.py), innermost last
         self.scope_of = {}      # value id -> the sub-program it was made in (closed ones too)
+        self.closed_scopes = []  # those closed since the last control node was made
+        self.readable = []      # closed sub-programs a backward being traced may read
 
     # -- values ------------------------------------------------------------------------
     def add_input(self, tracer, index):
@@ -436,7 +438,8 @@ class TraceContext:
                                        "leaked one) was used" + _at(user_location()))
             if self.scope_of:
                 s = self.scope_of.get(v.id)
-                if s is not None and not any(s is o for o in self.scopes):
+                if s is not None and not any(s is o for o in self.scopes) and \
+                        not any(s is o for o in self.readable):
                     raise UnsupportedTrace(
                         f"tnp.jit: a value computed inside {s.what} (a branch, loop condition "
                         f"or body traced on its own) is used outside it"

@@ -8,8 +8,9 @@ does: a Python value runs the Python statement; a tnp array while a compiled fun
 becomes one control-flow node (``tt.cond``, ``tt.while_loop``). Only the decorated function is
 converted (not the functions it calls). An ``if`` whose branches both end in ``return`` (an
 ``if`` ending in ``return`` followed by more statements counts) becomes a ``tt.cond`` of the two
-returns. A loop whose body uses ``break``, ``continue`` or ``return`` stays a Python loop: with
-a traced condition that is a ``TraceError`` naming the line. A function whose source cannot be
+returns. ``break``, ``continue`` and ``return`` inside loops are first rewritten as flags the
+loop carries (:mod:`.autograph_jumps`); one inside a ``with``/``try`` leaves its loop a Python
+loop: with a traced condition that is a ``TraceError`` naming the line. A function whose source cannot be
 read, or that uses ``global``/``nonlocal``, ``yield``, ``await`` or ``super()``, runs
 unconverted.
 """
@@ -22,6 +23,7 @@ import textwrap
 import types
 import weakref
 
+from . import autograph_jumps as _jumps
 from . import autograph_runtime as _rt
 
 __all__ = ["convert", "to_code", "do_not_convert", "experimental"]
@@ -153,6 +155,9 @@ class _Converter:
     def __init__(self, fn_loads):
         self.count = 0
         self.fn_loads = fn_loads      # every name the function reads anywhere
+        # per enclosing loop, the names its body reads before assigning them: their values
+        # come from the previous iteration, so an if inside that assigns one must give it
+        self.carried = []
 
     def fresh(self, what):
         self.count += 1
@@ -231,7 +236,8 @@ class _Converter:
             s.orelse = self.block(s.orelse, False)
             return [s]
         modified = _merge(body_names.stored, else_names.stored)
-        live = [n for n in modified if n in self._loads_outside(s)]
+        outside = self._loads_outside(s)
+        live = [n for n in modified if n in outside or any(n in c for c in self.carried)]
         t, f = self.fresh("if_true"), self.fresh("if_false")
         tdef = self._fn(t, modified, self.block(s.body, False), live)
         fdef = self._fn(f, modified, self.block(s.orelse, False), live)
@@ -239,6 +245,15 @@ class _Converter:
                                  ast.Name(id=f, ctx=ast.Load()), self._state_call(modified),
                                  _strs(modified), _strs(live), ast.Constant(line)])
         return [_located(n, s) for n in (tdef, fdef, _assign(live, call))]
+
+    def loop_body(self, s):
+        """Loop ``s``'s body, converted knowing which names it carries between iterations."""
+        self.carried.append(_exposed(s.body) | _exposed([s.test]) if isinstance(s, ast.While)
+                            else _exposed(s.body))
+        try:
+            return self.block(s.body, False)
+        finally:
+            self.carried.pop()
 
     def _loads_outside(self, node):
         """The names read somewhere in the function outside statement ``node`` (read before
@@ -260,10 +275,30 @@ class _Converter:
             names.stored = _merge(t.stored, names.stored)
         return names
 
+    def _jumps(self, s, names):
+        """Rewrite loop ``s``'s break/continue as flags where it can: ``(statements before
+        the loop, the flags that end it, its names)``."""
+        jumps = names.jumps
+        exits = [getattr(s, "ag_exit")] if hasattr(s, "ag_exit") else []
+        before = []
+        if jumps and not names.scoped and not s.orelse and jumps <= {"break", "continue"} \
+                and _jumps.loop_jumps(s) == jumps:
+            self.count += 1
+            before, brk = _jumps.rewrite_loop(s, jumps, self.count)
+            exits += [brk] if brk else []
+            names = self._loop_names(s)
+            # the flags are read where the jumps were: live after the ifs that set them
+            for name, k in self._counts(s).items():
+                if name.startswith(_jumps.FLAG_PREFIX):
+                    self.fn_loads[name] = self.fn_loads.get(name, 0) + k
+        for name in exits:      # and by a for loop's exit test, made apart from the loop
+            self.fn_loads[name] = self.fn_loads.get(name, 0) + 1
+        return before, exits, names
+
     def while_(self, s):
         line = s.lineno
+        before, _, names = self._jumps(s, self._loop_names(s))
         s.test = _BoolOps().visit(s.test)
-        names = self._loop_names(s)
         if names.scoped or names.jumps or s.orelse:
             s.test = _call("py_test", [s.test, ast.Constant(line), ast.Constant("while"),
                                        _strs(sorted(names.jumps) or ["else"])])
@@ -273,15 +308,15 @@ class _Converter:
         live = [n for n in modified if n in self._loads_outside(s)]
         c, b = self.fresh("while_cond"), self.fresh("while_body")
         cdef = self._fn(c, modified, [ast.Return(value=s.test)], None)
-        bdef = self._fn(b, modified, self.block(s.body, False), modified)
+        bdef = self._fn(b, modified, self.loop_body(s), modified)
         call = _call("while_stmt", [ast.Name(id=c, ctx=ast.Load()),
                                     ast.Name(id=b, ctx=ast.Load()), self._state_call(modified),
                                     _strs(modified), _strs(live), ast.Constant(line)])
-        return [_located(n, s) for n in (cdef, bdef, _assign(modified, call))]
+        return before + [_located(n, s) for n in (cdef, bdef, _assign(modified, call))]
 
     def for_(self, s):
         line = s.lineno
-        names = self._loop_names(s)
+        before, exits, names = self._jumps(s, self._loop_names(s))
         it = s.iter
         if isinstance(it, ast.Call) and (
                 isinstance(it.func, ast.Name) and it.func.id == "range" or
@@ -298,12 +333,82 @@ class _Converter:
         b = self.fresh("for_body")
         item = self.fresh("item")
         body = [ast.Assign(targets=[s.target], value=ast.Name(id=item, ctx=ast.Load()),
-                           lineno=line)] + self.block(s.body, False)
+                           lineno=line)] + self.loop_body(s)
         bdef = self._fn(b, [item] + modified, body, modified)
-        call = _call("for_stmt", [it, ast.Name(id=b, ctx=ast.Load()),
-                                  self._state_call(modified), _strs(modified), _strs(live),
-                                  ast.Constant(line)])
-        return [_located(n, s) for n in (bdef, _assign(modified, call))]
+        args = [it, ast.Name(id=b, ctx=ast.Load()), self._state_call(modified), _strs(modified),
+                _strs(live), ast.Constant(line)]
+        defs = [bdef]
+        if exits:       # break (or a return inside): an extra test before each iteration
+            e = self.fresh("for_exit")
+            test = _BoolOps().visit(_jumps_not_any(exits))
+            defs.append(self._fn(e, modified, [ast.Return(value=test)], None))
+            args.append(ast.Name(id=e, ctx=ast.Load()))
+        call = _call("for_stmt", args)
+        return before + [_located(n, s) for n in defs + [_assign(modified, call)]]
+
+
+class _Exposed(ast.NodeVisitor):
+    """The names a statement list may read before assigning them (upward-exposed reads), in
+    execution order: an assignment's value before its targets, a name assigned in only one
+    branch of an ``if`` (or in a loop) not counted as assigned after it."""
+
+    def __init__(self):
+        self.assigned, self.exposed = set(), set()
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load):
+            if node.id not in self.assigned:
+                self.exposed.add(node.id)
+        else:
+            self.assigned.add(node.id)
+
+    def visit_Assign(self, node):
+        self.visit(node.value)
+        for t in node.targets:
+            self.visit(t)
+
+    def visit_AugAssign(self, node):
+        self.visit(node.value)
+        if isinstance(node.target, ast.Name) and node.target.id not in self.assigned:
+            self.exposed.add(node.target.id)
+        self.visit(node.target)
+
+    def visit_AnnAssign(self, node):
+        if node.value is not None:
+            self.visit(node.value)
+        self.visit(node.target)
+
+    def _branches(self, test, *bodies):
+        if test is not None:
+            self.visit(test)
+        before = set(self.assigned)
+        outs = []
+        for body in bodies:
+            self.assigned = set(before)
+            for st in body:
+                self.visit(st)
+            outs.append(self.assigned)
+        self.assigned = before | set.intersection(*outs) if outs else before
+
+    def visit_If(self, node):
+        self._branches(node.test, node.body, node.orelse)
+
+    def visit_While(self, node):
+        self._branches(node.test, node.body, [])
+        self._branches(None, node.orelse)
+
+    def visit_For(self, node):
+        self.visit(node.iter)
+        self._branches(None, [ast.Assign(targets=[node.target], value=ast.Constant(0))]
+                       + node.body, [])
+        self._branches(None, node.orelse)
+
+
+def _exposed(stmts):
+    v = _Exposed()
+    for st in stmts:
+        v.visit(st)
+    return v.exposed
 
 
 class _BoolOps(ast.NodeTransformer):
@@ -326,6 +431,13 @@ class _BoolOps(ast.NodeTransformer):
 
     def visit_Lambda(self, node):
         return node
+
+
+def _jumps_not_any(flags):
+    return ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=flags[0], ctx=ast.Load())
+                       if len(flags) == 1 else
+                       ast.BoolOp(op=ast.Or(), values=[ast.Name(id=f, ctx=ast.Load())
+                                                       for f in flags]))
 
 
 def _thunk(expr):
@@ -394,6 +506,9 @@ def _tree_of(fn):
     names = _names(fdef.body)
     if names.scoped or "yield" in names.jumps:
         return None
+    if _jumps.returns_in_loops(fdef):
+        _jumps.rewrite_returns(fdef)
+        ast.fix_missing_locations(fdef)
     loads = {}
     for sub in ast.walk(fdef):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):

@@ -14,7 +14,9 @@ from tnp.extend import TraceError
 from . import control_flow as _cf
 
 __all__ = ["Undefined", "state", "if_stmt", "if_return", "while_stmt", "for_stmt", "range_",
-           "py_test", "py_iter", "and_", "or_", "not_"]
+           "py_test", "py_iter", "and_", "or_", "not_", "return_value"]
+
+_RETVAL = "_ag_retval"       # autograph_jumps.RETVAL: a return inside a loop sets it
 
 
 class Undefined:
@@ -100,8 +102,22 @@ def if_return(test, true_fn, false_fn, values, line):
 
 
 # ----------------------------------------------------------------------------- loops
+def return_value(value):
+    """What a function whose returns were rewritten as flags returns: None where no return
+    ran (Python's)."""
+    return None if isinstance(value, Undefined) else value
+
+
 def _loop_vars(values, names, live, line, kind):
     for n, v in zip(names, values):
+        if isinstance(v, Undefined) and n == _RETVAL:
+            # TF 2.21's error: the value a return inside a traced loop gives has no value (nor
+            # type, nor shape) on entry
+            raise _final(NotImplementedError(
+                f"a return statement cannot be placed inside this TensorFlow loop; this may "
+                f"happen if a return statement depends on a static Python condition such as a "
+                f"hyperparameter (the {kind} loop at line {line} is a traced loop; assign the "
+                f"result to a variable defined before the loop and return after it)"))
         if isinstance(v, Undefined) and n in live:
             raise _final(ValueError(
                 f"'{n}' must be defined before the loop: the {kind} loop at line {line} runs "
@@ -164,8 +180,10 @@ def range_(func, *args, **kwargs):
     return TracedRange(*args[:3])
 
 
-def for_stmt(iterable, body, values, names, live, line):
-    """``for item in iterable:`` assigning ``names``: their values after the loop."""
+def for_stmt(iterable, body, values, names, live, line, extra=None):
+    """``for item in iterable:`` assigning ``names``: their values after the loop. ``extra``
+    (a ``break``, or a ``return`` inside): a function of the values, false once the loop
+    must end, tested before each iteration."""
     values = tuple(values)
     if isinstance(iterable, TracedRange):
         r = iterable
@@ -199,11 +217,24 @@ def for_stmt(iterable, body, values, names, live, line):
             return i + 1
     else:
         for x in iterable:
+            if extra is not None:
+                go = extra(*values)
+                if _traced(go):
+                    raise _final(NotImplementedError(
+                        f"break and return statements which depend on a TF condition are not "
+                        f"supported in Python for loops. Did you intend to make it a TF loop? "
+                        f"(the for loop at line {line} iterates over a Python value: iterate "
+                        f"over tt.range(n) to make it a compiled loop)"))
+                if not go:
+                    break
             values = tuple(body(x, *values))
         return values
     picked = _loop_vars(values, names, live, line, "for")
 
     def c(i, *carried):
+        if extra is not None:
+            full = _full(values, picked, carried)
+            return and_(lambda: more(i), lambda: extra(*full))
         return more(i)
 
     def b(i, *carried):

@@ -18,6 +18,7 @@ import numpy as _np
 import tnp
 from tnp import extend as _ext
 
+from ..autodiff import traced_control as _taped
 from ..errors import InvalidArgumentError
 from ..utils import tree as _tree
 
@@ -84,8 +85,8 @@ def _traced_branches(op, index, fns, labels, default=None):
             else:
                 raise ValueError(_disagree(op, labels, i, structures, detail))
 
-    outs = _ext.control_switch(index, [wrap(i, f) for i, f in enumerate(fns)],
-                               default=default, check=check, name=op.replace("tf.", ""))
+    outs = _taped.switch(index, [wrap(i, f) for i, f in enumerate(fns)],
+                          default=default, check=check, name=op.replace("tf.", ""))
     flat, it = [], iter(outs)
     n = len(_tree.flatten(structures[0]))
     for k in _builtin_range(n):
@@ -294,8 +295,8 @@ def _traced_while(cond, body, loop_vars, flat, single, shape_invariants, maximum
                     f"tf.while_loop to specify a less-specific shape.")
 
     leaves = [_as_leaf(x) for x in flat]
-    outs = _ext.control_while(cond_flat, body_flat, leaves,
-                              maximum_iterations=maximum_iterations, check=check)
+    outs = _taped.while_loop(cond_flat, body_flat, leaves,
+                             maximum_iterations=maximum_iterations, check=check)
     return _tree.pack_sequence_as(loop_vars, outs)
 
 

@@ -14,7 +14,7 @@ import numpy as _np
 import tnp
 from tnp.extend import backend_array as _backend, device_of as _tnp_device, is_floating, wrap
 
-from ..autodiff import custom_gradient
+from ..autodiff.primitive import backend_op
 from ..autodiff.tape import hand_written_backward
 from ..utils.random import keep_mask
 from ._common import work_dtype, device_of as _device_of, on_device
@@ -27,6 +27,13 @@ _NEG = -1e9
 
 def _on(a, dev, xp, dt=None, who="attention", strict=True):
     return on_device(a, dev, xp, dt, who, strict)
+
+
+def _moved(a, dev):
+    """``a`` (a mask: a tnp or NumPy array) as a tnp array on ``dev``."""
+    if isinstance(a, tnp.ndarray):
+        return a if _device_of(a)[0] is dev else a.to_device(dev)
+    return tnp.asarray(a, device=dev)
 
 
 def _softmax(xp, s):
@@ -49,12 +56,14 @@ def multi_head_attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, *, m
     the gradients are on that device."""
     who = "MultiHeadAttention"
     out_dtype = query.dtype
-    dev, xp = _device_of(query)
-    mask_np = None if mask is None else _on(mask, dev, xp, strict=False).astype(bool)
-    drop_np = None if dropout_mask is None else _on(dropout_mask, dev, xp, strict=False)
 
-    @custom_gradient
-    def op(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo):
+    # one primitive of a compiled program (forward and backward): every array it reads is an
+    # argument, the masks included
+    @backend_op("multi_head_attention")
+    def op(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, mask, dropout_mask):
+        dev, xp = _device_of(query)
+        mask_np = None if mask is None else _on(mask, dev, xp, strict=False).astype(bool)
+        drop_np = None if dropout_mask is None else _on(dropout_mask, dev, xp, strict=False)
         dt = work_dtype(query, key, value, wq, wk, wv, wo)
         q = _on(query, dev, xp, dt, who)
         k = _on(key, dev, xp, dt, who)
@@ -121,11 +130,11 @@ def multi_head_attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, *, m
                 return wrap(a, dev)
             return (w(dq), w(dk), w(dv), w(dWq), None if dbq is None else w(dbq), w(dWk),
                     None if dbk is None else w(dbk), w(dWv), None if dbv is None else w(dbv),
-                    w(dWo), None if dbo is None else w(dbo))
+                    w(dWo), None if dbo is None else w(dbo), None, None)
         return outs, hand_written_backward("MultiHeadAttention", grad_fn,
                                            (query, key, value, wq, bq, wk, bk, wv, bv, wo, bo))
 
-    return op(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo)
+    return op(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, mask, dropout_mask)
 
 
 class MultiHeadAttention(Layer):
@@ -259,22 +268,23 @@ class MultiHeadAttention(Layer):
         q3 = query.reshape(B, T, query.shape[-1]) if len(tq) != 1 else query
         k3 = key.reshape(B, S, key.shape[-1]) if len(ts) != 1 else key
         v3 = value.reshape(B, S, value.shape[-1]) if len(ts) != 1 else value
-        dev, xp = _device_of(query)
+        # the masks with tnp operations (a compiled step traces them); the op moves them to
+        # the query's device
         mask = None
         if attention_mask is not None:
-            m = _on(attention_mask, dev, xp, strict=False).astype(bool)
+            m = _moved(attention_mask, _device_of(query)[0]).astype(bool)
             try:
-                m = xp.broadcast_to(m, (B,) + tq + ts)
+                m = tnp.broadcast_to(m, (B,) + tq + ts)
             except ValueError:
-                raise ValueError(f"{self.name}: attention_mask of shape {m.shape} does not "
-                                 f"broadcast to {(B,) + tq + ts} (batch, query axes, key "
+                raise ValueError(f"{self.name}: attention_mask of shape {tuple(m.shape)} does "
+                                 f"not broadcast to {(B,) + tq + ts} (batch, query axes, key "
                                  f"axes)") from None
             mask = m.reshape(B, T, S)
         drop = None
         if training and self.dropout > 0:
             keep = 1.0 - self.dropout
-            # drawn on the host (the seeded NumPy Generator), moved to the device as booleans
-            drop = xp.asarray(keep_mask((B, self.num_heads, T, S), self.dropout)) / keep
+            # drawn on the host (the seeded NumPy Generator), moved to the device by the op
+            drop = tnp.asarray(keep_mask((B, self.num_heads, T, S), self.dropout)) / keep
         O = int(_np.prod(self._out_dims))
         wo = self.output_kernel.reshape(self.num_heads, self.value_dim, O)
         bo = self.output_bias.reshape(O) if self.output_bias is not None else None
@@ -351,15 +361,16 @@ class Attention(Layer):
         if in_dtype.name in ("float16", "bfloat16"):
             scores = scores.astype("float32")
         T, S = scores.shape[1], scores.shape[2]
-        dev, xp = _device_of(scores)
+        # masks with tnp operations (a compiled step traces them), on the scores' device
+        dev = _device_of(scores)[0]
         hide = None
         if vm is not None:
-            hide = ~_on(vm, dev, xp, strict=False).astype(bool)[:, None, :]
+            hide = ~_moved(vm, dev).astype(bool)[:, None, :]
         if self.causal:
-            c = xp.triu(xp.ones((T, S), bool), k=1)[None]
+            c = tnp.triu(tnp.ones((T, S), dtype=bool, device=dev), k=1)[None]
             hide = c if hide is None else (hide | c)
         if hide is not None:
-            scores = scores - wrap(hide.astype(_backend(scores).dtype) * 1e9, dev)
+            scores = scores - hide.astype(scores.dtype) * 1e9
         from ..autodiff import stop_gradient
         e = tnp.exp(scores - tnp.max(stop_gradient(scores), axis=-1, keepdims=True))
         probs = e / tnp.sum(e, axis=-1, keepdims=True)
@@ -367,13 +378,12 @@ class Attention(Layer):
         p = probs
         if training and self.dropout > 0:
             keep = 1.0 - self.dropout
-            pdt = _backend(p).dtype
-            dm = xp.asarray(keep_mask(tuple(p.shape), self.dropout)).astype(pdt)
-            dm /= xp.asarray(keep, dtype=pdt)
-            p = p * wrap(dm, dev)
+            dm = tnp.asarray(keep_mask(tuple(p.shape), self.dropout), device=dev).astype(p.dtype)
+            dm = dm / tnp.asarray(keep, dtype=p.dtype, device=dev)
+            p = p * dm
         out = tnp.matmul(p, v)
         if qm is not None:
-            out = out * wrap(_on(qm, dev, xp, strict=False).astype(_backend(out).dtype)[..., None], dev)
+            out = out * _moved(qm, dev).astype(out.dtype)[..., None]
         if return_attention_scores:
             return out, p      # after dropout, as TF 2.4 returns them
         return out

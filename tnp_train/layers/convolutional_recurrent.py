@@ -8,17 +8,16 @@ images; the recurrent convolution (``"same"`` padding, stride 1, as TF) runs onc
 from __future__ import annotations
 
 import tnp
-from tnp.extend import backend_array as _backend, wrap
 
 from .. import activations as _activations
 from ..ops.conv import conv2d, conv_output_length
 from ..utils.random import keep_mask
 from ._common import add_option_weight, device_of as _device_of
-from ..autodiff import stop_gradient
 from .base import Layer, running_on_placeholders
 from .convolutional import _data_format, _positive, _tuple
 from .core import set_weight_options, weight_options, weight_options_config
-from .recurrent import _UnitForgetBias, _ser_act, check_stateful_replicas
+from .recurrent import _UnitForgetBias, _ser_act, carried_zeros, carry_states, \
+    check_stateful_replicas
 
 __all__ = ["ConvLSTM2D"]
 
@@ -140,11 +139,12 @@ class ConvLSTM2D(Layer):
     def _masks(self, like, rate, training, count=4):
         if not training or rate <= 0:
             return None
-        dev, xp = _device_of(like)
-        a = _backend(like)
         keep = 1.0 - rate
-        return [wrap(xp.asarray(keep_mask(a.shape, rate) / keep).astype(a.dtype), dev)
-                for _ in range(count)]
+        # with tnp operations (a compiled step traces them; keep_mask then draws at every
+        # call), made on ``like``'s device
+        dev = _device_of(like)[0]
+        return [(tnp.asarray(keep_mask(tuple(like.shape), rate), device=dev) / keep)
+                .astype(like.dtype) for _ in range(count)]
 
     def call(self, inputs, mask=None, training=None, initial_state=None):
         x = tnp.asarray(inputs)
@@ -164,12 +164,19 @@ class ConvLSTM2D(Layer):
             zx = tnp.reshape(conv2d(flat, k, bias, **conv_kw), (b, t, rows, cols, 4 * f))
         if self.stateful:
             check_stateful_replicas(self)
+            if initial_state is None and self._carried is None and \
+                    not running_on_placeholders():
+                # zeros made outside any trace: a compiled step reads and writes these
+                shape = (b, f, rows, cols) if first else (b, rows, cols, f)
+                self._carried = [carried_zeros(shape, x.dtype, x.device) for _ in range(2)]
             if initial_state is None and self._carried is not None:
                 if tuple(self._carried[0].shape)[0] != b:
                     raise ValueError(f"{self.name}: a stateful RNN keeps the batch size it "
                                      f"started with ({tuple(self._carried[0].shape)[0]}), got "
                                      f"a batch of {b}; call reset_states() to start over")
-                initial_state = self._carried
+                # copies: the carried arrays are overwritten after the call, and the backward
+                # pass reads the initial states
+                initial_state = [st.copy() for st in self._carried]
         if initial_state is not None:
             states = list(initial_state)
             if len(states) != 2:
@@ -225,7 +232,7 @@ class ConvLSTM2D(Layer):
             out = tnp.moveaxis(out, -1, 2 if self.return_sequences else 1)
             h, c = tnp.moveaxis(h, -1, 1), tnp.moveaxis(c, -1, 1)
         if self.stateful and not running_on_placeholders():
-            self._carried = [stop_gradient(h), stop_gradient(c)]   # no gradient across batches
+            self._carried = carry_states(self._carried, [h, c])   # no gradient across batches
         return [out, h, c] if self.return_state else out
 
     @property
@@ -239,14 +246,15 @@ class ConvLSTM2D(Layer):
             raise AttributeError(f"{self.name}: reset_states() is for a stateful layer "
                                  f"(stateful=True)")
         if states is None:
-            self._carried = None if self._carried is None else \
-                [tnp.zeros_like(st) for st in self._carried]
+            if self._carried is not None:
+                self._carried = carry_states(self._carried,
+                                             [tnp.zeros_like(st) for st in self._carried])
             return
         states = [st if isinstance(st, tnp.ndarray) else tnp.asarray(st) for st in states]
         if len(states) != 2 or tuple(states[0].shape) != tuple(states[1].shape):
             raise ValueError(f"{self.name}: reset_states expects [h, c] of one shape, got "
                              f"{[tuple(st.shape) for st in states]}")
-        self._carried = [stop_gradient(st) for st in states]
+        self._carried = carry_states(self._carried, states)
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,

@@ -32,7 +32,7 @@ from ..ops.recurrent import (  # noqa: F401  (the kernels' names stay importable
     _ACTS, _fused_backward, _fused_forward, _on, _sigmoid, fused_rnn,
 )
 from ._common import device_of as _device_of
-from ..autodiff import stop_gradient as _stop_gradient
+from ..autodiff import paused as _paused, stop_gradient as _stop_gradient
 from .base import Layer, running_on_placeholders
 
 __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU",
@@ -188,11 +188,6 @@ class RNN(Layer):
         if T == 0:
             raise ValueError(f"{self.name}: the inputs have no time steps (shape {tuple(x.shape)})")
         states0 = self._initial_states(x, initial_state, B)
-        if self.stateful and _tracing():
-            # the carried states are Python state, kept between calls: not compiled yet
-            from tnp.extend import UnsupportedTrace
-            raise UnsupportedTrace(f"{self.name}: a stateful RNN carries its states between "
-                                   f"calls in Python; a step calling it runs eagerly")
         if self.stateful:
             if initial_state is None:
                 states0 = self._stateful_states(x, B)
@@ -206,7 +201,7 @@ class RNN(Layer):
         y, states = outs[0], list(outs[1:])
         if self.stateful and not running_on_placeholders():
             # kept without their history: the next batch's gradient stops here, as in Keras
-            self._carried = [_stop_gradient(st) for st in states]
+            self._carried = carry_states(self._carried, states)
         if self.return_state:
             if isinstance(cell, StackedRNNCells):
                 states = cell._group(states)      # per cell, as TF returns them
@@ -292,12 +287,20 @@ class RNN(Layer):
 
     def _stateful_states(self, x, batch):
         if self._carried is None:
-            return None          # zeros, as for a layer that is not stateful
+            if running_on_placeholders():
+                return None      # zeros, as for a layer that is not stateful
+            # the first batch starts from zeros, in arrays made now (outside any trace: a
+            # compiled step reads and writes these at every call)
+            self._carried = [carried_zeros((batch, n), x.dtype, _tnp_device(x))
+                             for n in _state_sizes(self.cell)]
         if tuple(self._carried[0].shape)[0] != batch:
             raise ValueError(f"{self.name}: a stateful RNN keeps the batch size it started "
                              f"with ({tuple(self._carried[0].shape)[0]}), got a batch of "
                              f"{batch}; call reset_states() to start over with another size")
-        return [st if st.dtype == x.dtype else st.astype(x.dtype) for st in self._carried]
+        # copies: the carried arrays are overwritten after the call, and the backward pass
+        # reads the initial states
+        return [st.copy() if st.dtype == x.dtype else st.astype(x.dtype)
+                for st in self._carried]
 
     def reset_states(self, states=None):
         """Set the carried states to zeros, or to ``states`` (one array per state, each of
@@ -316,7 +319,8 @@ class RNN(Layer):
                 self._carried = None     # the first batch starts from zeros
                 return
             dtype = self._carried[0].dtype if self._carried is not None else self.compute_dtype
-            self._carried = [tnp.zeros((batch, n), dtype=dtype) for n in sizes]
+            self._carried = carry_states(self._carried, [tnp.zeros((batch, n), dtype=dtype)
+                                                         for n in sizes])
             return
         given, sizes = self._given_states(states, "state")
         out = []
@@ -329,7 +333,7 @@ class RNN(Layer):
         if len({tuple(st.shape)[0] for st in out}) != 1:
             raise ValueError(f"{self.name}: the states' batch sizes differ: "
                              f"{[tuple(st.shape) for st in out]}")
-        self._carried = out
+        self._carried = carry_states(self._carried, out)
 
     def get_config(self):
         cfg = {**super().get_config(), "return_sequences": self.return_sequences,
@@ -348,6 +352,31 @@ class RNN(Layer):
             cell = _layer_from_dict(cell)
         config["cell"] = cell
         return Layer.from_config.__func__(cls, config)
+
+
+def carried_zeros(shape, dtype, device):
+    """Zeros made outside any trace (``tnp.extend.wrap`` of the device's zeros): the state a
+    stateful layer carries, which a compiled step captures and reads at every call."""
+    return wrap(array_module(device).zeros(shape, dtype), device)
+
+
+def carry_states(carried, states):
+    """What a stateful layer keeps for its next batch: ``states`` without their history,
+    written into the arrays it carried (``carried``) where they fit, in place, as Keras
+    assigns its state variables (a compiled step then reads and writes those same arrays at
+    every call); new arrays otherwise (another batch size, or nothing carried yet)."""
+    new = [_stop_gradient(st) for st in states]
+    if carried is not None and len(carried) == len(new) and \
+            all(tuple(c.shape) == tuple(st.shape) for c, st in zip(carried, new)):
+        with _paused():
+            for c, st in zip(carried, new):
+                c[...] = st
+        return carried
+    if _tracing():
+        from tnp.extend import UnsupportedTrace
+        raise UnsupportedTrace("a stateful layer's carried states change shape in a compiled "
+                               "step; that step runs eagerly")
+    return new
 
 
 def check_stateful_replicas(layer):
