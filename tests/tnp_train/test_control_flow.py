@@ -327,3 +327,43 @@ def test_python_conditions_stay_python():
     _eq(f(tnp.ones(1), "double"), [4.0])
     _eq(f(tnp.ones(1), "plain"), [3.0])
     assert seen == ["double"]
+
+
+def test_a_traced_if_then_a_traced_while_compile():
+    # two comparisons giving booleans in a row: tnp shares its True/False scalar objects, but
+    # not while a trace records, so each traced condition is its own value (it failed to
+    # trace: "two operations gave a boolean scalar")
+    @tt.function(jit_compile=True)
+    def f(x):
+        if tnp.sum(x) > 0:
+            x = x * 2
+        while tnp.sum(x) < 100:
+            x = x + 1
+        return x
+
+    for v in (1.0, -1.0, 60.0):
+        x = np.full(3, v, dtype=np.float32)
+        expected = x * 2 if x.sum() > 0 else x.copy()
+        while expected.sum() < 100:
+            expected = expected + 1
+        np.testing.assert_array_equal(np.asarray(f(tnp.asarray(x))), expected)
+    assert f.experimental_get_tracing_count() == 1
+    # outside a trace the booleans are still NumPy's two shared objects
+    assert (tnp.asarray([1, 2]).sum() > 0) is (tnp.asarray([3, 4]).sum() > 0)
+
+
+def test_two_traced_booleans_alive_at_once_compile():
+    # both comparisons' results used after the second was made: with one shared True object
+    # they could not be told apart ("which one is used here is unknown": the function ran
+    # eagerly); while a trace records, each is an object of its own
+    @tt.function(jit_compile=True)
+    def g(x, y):
+        p = tnp.sum(x) > 0
+        q = tnp.sum(y) > 0
+        return tnp.where(p, x, -x) + tnp.where(q, y, -y)
+
+    x, y = np.arange(1, 4, dtype=np.float32), -np.ones(3, dtype=np.float32)
+    for a, b in ((x, y), (y, x), (x, x), (-x, y)):
+        expected = (a if a.sum() > 0 else -a) + (b if b.sum() > 0 else -b)
+        np.testing.assert_array_equal(np.asarray(g(tnp.asarray(a), tnp.asarray(b))), expected)
+    assert g.experimental_get_tracing_count() == 1

@@ -282,9 +282,11 @@ static PyObject *host_true = NULL, *host_false = NULL;   /* Scalar(np.True_/np.F
 static PyObject *
 wrap_scalar(PyObject *r, PyObject *dev)
 {
-    if (dev == host_device && host_true != NULL && (r == ((ArrayBase *)host_true)->a ||
-                                                     r == ((ArrayBase *)host_false)->a)) {
-        /* immutable, and NumPy's own booleans are two objects too */
+    if (!hook_on && dev == host_device && host_true != NULL &&
+            (r == ((ArrayBase *)host_true)->a || r == ((ArrayBase *)host_false)->a)) {
+        /* immutable, and NumPy's own booleans are two objects too; not while a hook records
+         * (a tape, a tracer): there each boolean result must be an object of its own, whose
+         * recorded value (a traced comparison) is not another's */
         PyObject *o = r == ((ArrayBase *)host_true)->a ? host_true : host_false;
         Py_DECREF(r);
         Py_INCREF(o);
