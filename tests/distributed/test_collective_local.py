@@ -397,6 +397,81 @@ def test_bucketer_slots_take_gradients_written_in_place_without_a_copy():
                 assert np.array_equal(got[k], (grads[0][k] + grads[1][k]) * (step + 1)), k
 
 
+@pytest.mark.parametrize("compression", [None, "fp16"])
+def test_bucketer_carries_extras_of_the_last_buckets_dtype_at_its_end(compression):
+    # a model's metric state rides the round that ends the step: the extras of the last
+    # bucket's dtype (uncompressed) are summed there, the others are left to the caller
+    group = coll.ThreadGroup(2)
+    rngs = [np.random.default_rng(20 + k) for k in range(2)]
+    grads = [{k: rng.standard_normal(s).astype(np.float32) for k, s in FORWARD} for rng in rngs]
+
+    def body(comm):
+        b = coll.GradientBucketer(comm, bucket_bytes=64, first_bucket_bytes=16,
+                                  compression=compression)
+        out = []
+        for step in range(3):
+            extras = [np.full((), step + comm.rank + 1, np.float32),
+                      np.full((2, 2), 10.0 * (comm.rank + 1), np.float64),
+                      np.arange(3, dtype=np.float32) * (comm.rank + 1)]
+            if step == 2:
+                extras = extras[2:]              # another set of extras: laid out again
+            carried = b.start([(k, np.empty(s, np.float32)) for k, s in FORWARD],
+                              extras=extras)
+            for e in extras:                     # copied in: changing them now changes nothing
+                e[...] = -1
+            for k, s in reversed(FORWARD):
+                b.gradient_ready(k, grads[comm.rank][k])
+            got = b.finish()
+            out.append((carried, got, b.extra_sums, b.bucket_keys))
+        return out
+
+    for steps in run_members(group, body):
+        for step, (carried, got, sums, keys) in enumerate(steps):
+            assert keys[-1][-1] == "l0/kernel"   # the gradients are laid out as without extras
+            for k, s in FORWARD:
+                if compression is None:
+                    assert np.array_equal(got[k], grads[0][k] + grads[1][k]), k
+            if compression is not None:          # the last bucket travels as float16
+                assert carried == [False] * len(carried) and sums == [None] * len(carried)
+                continue
+            if step < 2:
+                assert carried == [True, False, True]
+                assert sums[0].shape == () and float(sums[0]) == 2 * step + 3
+                assert sums[1] is None           # float64: not the bucket's dtype
+                assert np.array_equal(sums[2], np.arange(3, dtype=np.float32) * 3)
+            else:
+                assert carried == [True]
+                assert np.array_equal(sums[0], np.arange(3, dtype=np.float32) * 3)
+            assert all(x is None or x.dtype == np.float32 for x in sums)
+
+
+def test_bucketer_finish_hands_over_each_buckets_sums_as_it_completes():
+    group = coll.ThreadGroup(2)
+    rngs = [np.random.default_rng(30 + k) for k in range(2)]
+    grads = [{k: rng.standard_normal(s).astype(np.float32) for k, s in FORWARD} for rng in rngs]
+
+    def body(comm):
+        b = coll.GradientBucketer(comm, bucket_bytes=64, first_bucket_bytes=16)
+        b.start([(k, np.empty(s, np.float32)) for k, s in FORWARD])
+        for k, s in reversed(FORWARD):
+            if k != "l1/bias" or comm.rank:      # one rank's gradient missing: still summed
+                b.gradient_ready(k, grads[comm.rank][k])
+        seen = []
+        got = b.finish(each=lambda sums: seen.append({k: v.copy() for k, v in sums.items()}))
+        return seen, got, b.bucket_keys
+
+    for seen, got, keys in run_members(group, body):
+        assert [sorted(part) for part in seen] == [sorted(k) for k in keys]   # bucket order
+        for part in seen:
+            for k, v in part.items():
+                want = grads[1][k] + (grads[0][k] if k != "l1/bias" else 0)
+                assert np.array_equal(v, want) and np.array_equal(got[k], want), k
+    b = coll.GradientBucketer(coll.LocalCommunicator(), compression="fp16")
+    b.start([("a", np.empty(4, np.float32))])
+    with pytest.raises(ValueError, match="each= needs uncompressed buckets"):
+        b.finish(each=print)
+
+
 def test_bucketer_lends_no_slot_it_cannot():
     b = coll.GradientBucketer(coll.LocalCommunicator(), compression="fp16")
     b.start([("a", np.empty(4, np.float32)), ("i", np.empty(3, np.int64))])

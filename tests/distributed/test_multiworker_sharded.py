@@ -1,7 +1,9 @@
 """The sharded update (``TNP_SHARDED_UPDATE=1``, tnp_train.distribute.sharded_update) gives
 the bits of the ordinary one: ``scripts/mw_sharded.py`` trains four cases on 3 ranks (so the
 ranks' parts of each bucket cut through variables) with it on and off, and every weight and
-optimizer slot of every rank must be equal, bit for bit. The variables' class shows where the
+optimizer slot of every rank must be equal, bit for bit, and so must every batch's logs (the
+metrics' state rides at the end of the last bucket, summed from the ranks' buffers in rank
+order under the sharded update). The variables' class shows where the
 weights live: shared (``SharedVariable``) while the sharded update runs, private again after
 a write from outside it (``set_weights``) or under an optimizer that cannot shard
 (``clipnorm``), shared again with one that can."""
@@ -28,7 +30,7 @@ def test_sharded_update_matches_the_ordinary_one(mpirun, tmp_path):
         runs[mode] = [_load(out / f"{r}.npz") for r in range(3)]
     ref = runs["0"][0]
     weights = [k for k in ref if not k.endswith(("_classes", "_copyto"))]
-    assert len(weights) > 20
+    assert len(weights) > 20 and "sgd_logs_0" in weights and len(ref["sgd_logs_0"]) == 6
     for mode, ranks in runs.items():
         for rank, got in enumerate(ranks):
             assert sorted(got) == sorted(ref)

@@ -68,7 +68,8 @@ def test_merged_trace_of_two_ranks(mpirun, tmp_path):
         raw = [_collective_ends(by_rank[r], r) for r in (0, 1)]
         ends = [_collective_ends(merged, r) for r in (0, 1)]
         seqs = sorted(set(ends[0]) & set(ends[1]))
-        assert len(seqs) >= 16 and set(ends[0]) == set(ends[1])  # gradients + metrics per step
+        # at least one per step: the gradients' bucket, the metrics' state riding at its end
+        assert len(seqs) >= 8 and set(ends[0]) == set(ends[1])
         # each worker's own file keeps its own clock: rank 1 ends about 1000 s "later"
         assert abs(statistics.median(raw[1][s] - raw[0][s] for s in seqs) - SHIFT_US) \
             < ALIGNED_US
@@ -133,7 +134,7 @@ def test_profile_tab_shows_both_workers(mpirun, tmp_path):
             steps.setdefault(e["pid"], []).append(e["name"])
     assert list(steps.values()) == [[f"train {i}" for i in range(8)]] * 2, steps
     a, b = ends.values()
-    assert [n for n, _ in a] == [n for n, _ in b] and len(a) >= 16
+    assert [n for n, _ in a] == [n for n, _ in b] and len(a) >= 8     # one or more per step
     gaps = sorted(tb - ta for (_, ta), (_, tb) in zip(a, b))
     # the viewer's times are µs: within a second, against the 1000 s a missing offset leaves
     assert abs(statistics.median(gaps)) < ALIGNED_US, gaps

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import threading
 
+import numpy as _np
+
 import tnp
 from tnp import extend as _ext
 from tnp import ndarray
@@ -256,14 +258,27 @@ class ReadyReporter:
         return source_grad(s, grads, self.unconnected)
 
 
-def gradient_destination(x):
+def gradient_destination(x, like=None):
     """Inside a hand-written backward: the backend array that the final gradient of input
     ``x`` (the very object the operation was recorded with) may be written into, or None.
     Set only while the tape runs the backward of the one operation that makes all of ``x``'s
     gradient (see ``GradientTape.gradient(gradient_destination=)``); a backward that uses it
-    writes exactly the values it would have returned, and returns that array."""
+    writes exactly the values it would have returned, and returns that array.
+
+    With ``like`` (a backend array shaped and typed as the gradient the backward computes),
+    only a destination of that shape and dtype, of the same array type and on the same device,
+    is given: a backward computing in another dtype (float32 for a float16 input) gets None
+    and returns its own array, as without a destination."""
     dests = getattr(_local, "destinations", None)
-    return dests.get(id(x)) if dests else None
+    if not dests:
+        return None
+    d = dests.get(id(x))
+    if d is None or like is None:
+        return d
+    if d.shape == like.shape and d.dtype == like.dtype and type(d) is type(like) and (
+            type(d) is _np.ndarray or d.device == like.device):
+        return d
+    return None
 
 
 # ---------------------------------------------------------------------------- cotangents

@@ -40,7 +40,7 @@ from tnp.extend import is_inexact as _inexact   # the dtypes that carry gradient
 from ..utils.tree import flatten, pack_sequence_as
 from . import backward as _bw
 from .backward import ReadyReporter, device_of as _device_of, run as _run, source_grad as _source_grad
-from .backward import gradient_destination  # noqa: F401  (read by hand-written backwards: ops.dense)
+from .backward import gradient_destination  # noqa: F401  (read by hand-written backwards)
 from .nodes import is_arraylike as _is_arraylike
 from .recording import (
     Recorder, activate, deactivate, follow_passively, needs_gradient, paused, record_custom,
@@ -177,10 +177,11 @@ class GradientTape(Recorder):
         array shaped and typed like ``source`` (or None) that may receive its gradient. It is
         asked for a source that exactly one recorded operation reads, just before that
         operation's backward runs; a hand-written backward that can write its result in place
-        (``dense``) writes it there (see :func:`gradient_destination`), and ``gradient_ready``
-        then receives that very array, so a strategy's bucket needs no copy. Only for callers
-        that consume the gradients at once (``minimize``): the array belongs to ``fn``'s owner
-        and is overwritten by its next step.
+        (``dense``, the embedding lookup, the normalizations, the fused recurrent kernels,
+        multi-head attention) writes it there (see :func:`gradient_destination`), and
+        ``gradient_ready`` then receives that very array, so a strategy's bucket needs no
+        copy. Only for callers that consume the gradients at once (``minimize``): the array
+        belongs to ``fn``'s owner and is overwritten by its next step.
         """
         if unconnected_gradients not in ("none", "zero"):
             raise ValueError(f"GradientTape.gradient: unconnected_gradients must be 'none' or "

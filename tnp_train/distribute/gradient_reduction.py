@@ -35,23 +35,42 @@ def _layout_of(a):
 
 
 class _Riders:
-    """The riders of an aggregator and the persistent all-reduce that carries their parts."""
+    """The riders of an aggregator: their parts travel at the end of the step's last gradient
+    bucket where its dtype allows (``GradientBucketer.start(extras=)``), the others in a small
+    persistent all-reduce of their own after the buckets."""
 
     def __init__(self):
         self.by_name = {}          # name -> (parts_fn, apply_fn), in registration order
-        self.plan = None           # (signature, plan, layout) of the parts last carried
+        self.plan = None           # (signature, plan, layout) of the parts carried on their own
+        self.step = None           # this step's (taken, parts, carried in the bucket or not)
 
-    def start(self, comm):
-        """Ask every rider for its parts and start summing them; what :meth:`finish` needs, or
-        None when no rider has parts this step (the same answer on every rank)."""
+    def take(self):
+        """Ask every rider for its parts (the step's metric state is final when its gradients
+        start to be handed over); the parts, or () when no rider has any this step (the same
+        answer on every rank)."""
         taken, parts = [], []
         for name, (parts_fn, apply_fn) in self.by_name.items():
             mine = parts_fn()
             if mine:
                 taken.append((apply_fn, len(parts), len(mine)))
                 parts.extend(mine)
+        self.step = (taken, parts, [False] * len(parts)) if parts else None
+        return parts
+
+    def carried(self, flags):
+        """Which parts travel in the last bucket (``GradientBucketer.start``'s answer)."""
+        if self.step is not None:
+            self.step = (self.step[0], self.step[1], list(flags))
+
+    def start(self, comm):
+        """Start summing the parts that do not travel in a bucket; True when there are some
+        (then :meth:`finish` waits for them)."""
+        if self.step is None:
+            return False
+        _, all_parts, carried = self.step
+        parts = [p for p, c in zip(all_parts, carried) if not c]
         if not parts:
-            return None
+            return False
         signature = tuple((p.size, p.dtype.str) for p in parts)
         if self.plan is None or self.plan[0] != signature:
             self.close()
@@ -71,23 +90,35 @@ class _Riders:
                 buf[off:off + n] = parts[i].reshape(-1)
                 off += n
             plan.start(b)
-        return taken, parts
+        return True
 
-    def finish(self, started):
-        taken, parts = started
-        _, plan, layout = self.plan
+    def finish(self, own_round, bucket_sums):
+        """Hand every rider its sums: ``bucket_sums`` (the bucketer's ``extra_sums``) for the
+        parts that travelled in the last bucket, the own round's (if ``own_round``) for the
+        others."""
+        taken, parts, carried = self.step
+        self.step = None
         sums = [None] * len(parts)
-        for b, (_, idx, _) in enumerate(layout):
-            red, off = plan.wait(b), 0
-            for i in idx:
-                n = parts[i].size
-                sums[i] = red[off:off + n].reshape(parts[i].shape).copy()
-                off += n
+        for i, c in enumerate(carried):
+            if c:
+                sums[i] = bucket_sums[i]
+        if own_round:
+            rest = [i for i, c in enumerate(carried) if not c]
+            _, plan, layout = self.plan
+            for b, (_, idx, _) in enumerate(layout):
+                red, off = plan.wait(b), 0
+                for i in idx:
+                    j = rest[i]
+                    n = parts[j].size
+                    sums[j] = red[off:off + n].reshape(parts[j].shape).copy()
+                    off += n
         for apply_fn, first, count in taken:
             apply_fn(sums[first:first + count])
 
-    def cancel(self):
-        if self.plan is not None:
+    def cancel(self, own_round):
+        """After a failure: forget this step's parts (and the own round, if it started)."""
+        self.step = None
+        if own_round and self.plan is not None:
             plan, layout = self.plan[1], self.plan[2]
             for b in range(len(layout)):
                 plan.cancel(b)
@@ -138,10 +169,12 @@ class AllReduceGradients(GradientAggregator):
 
     # ------------------------------------------------------------------ riders
     def add_rider(self, parts_fn, apply_fn, name="rider"):
-        """Sum ``parts_fn()``'s arrays (this worker's, or None) over the workers with every
-        step's gradients, in a small persistent all-reduce that starts once the gradients are
-        handed over (so no rank waits for it on its own), and hand the sums to ``apply_fn``.
-        Every rank registers the same riders (they are the same model's)."""
+        """Sum ``parts_fn()``'s arrays (this worker's, or None, asked when the step's first
+        gradient is handed over) over the workers with every step's gradients, and hand the
+        sums to ``apply_fn`` once the step's reduction ended. Parts of the last gradient
+        bucket's dtype travel at its end (no collective of their own); others (another dtype,
+        compressed buckets) in a small persistent all-reduce after the buckets. Every rank
+        registers the same riders (they are the same model's)."""
         self._riders.by_name[name] = (parts_fn, apply_fn)
         return True
 
@@ -166,6 +199,7 @@ class AllReduceGradients(GradientAggregator):
             self._sharded.detach()
         self._sharded = None
         self._riders.close()
+        self._riders.step = None
 
     # ------------------------------------------------------------------ buckets
     def _learn(self, variables):
@@ -214,7 +248,12 @@ class AllReduceGradients(GradientAggregator):
                 # the shared weights until then, so a weight written outside the sharded
                 # update since the last step is copied back in before any update
                 self._sharded.rebind()
-            self._bucketer.start(self._items)
+            # the riders' parts (the metrics' state, final before the backward pass) go into
+            # the last bucket now, before any bucket starts
+            parts = self._riders.take() if self._riders.by_name else ()
+            carried = self._bucketer.start(self._items, extras=parts)
+            if parts:
+                self._riders.carried(carried)
             self._started = True
 
     def gradient_ready(self, variable, gradient):
@@ -243,12 +282,15 @@ class AllReduceGradients(GradientAggregator):
         return self._bucketer.slot(key)
 
     def sharded_update(self, pairs, optimizer):
-        """This step's sharded update (each rank updates its part of weights and slots the
-        ranks share; see :mod:`.sharded_update`) as ``apply(learning_rate)``, or None where the
-        ordinary all-reduce and update must run: the first step (it lays the buckets out and
-        makes the slots), another optimizer, a variable outside the buckets. Collective the
-        first time it can shard (every rank gets here at the same step); the decision is the
-        same on every rank."""
+        """This step's update applied here, as ``apply(learning_rate)``: sharded (each rank
+        updates its part of weights and slots the ranks share; see :mod:`.sharded_update`)
+        where that is on, else bucket by bucket (each bucket's variables updated by
+        ``optimizer.update_step`` as soon as that bucket's reduction completes, while the
+        later ones are still in flight). None where the ordinary all-reduce and update must
+        run: the first step (it lays the buckets out and makes the slots), another optimizer
+        (sharded), a variable outside the buckets or not built, a variable twice, compressed
+        buckets (bucket by bucket). Collective the first time it can shard (every rank gets
+        here at the same step); the decision is the same on every rank."""
         if self._bucketer is None or self._comm is None or self._comm.size == 1:
             return None
         state = self._sharded
@@ -258,13 +300,39 @@ class AllReduceGradients(GradientAggregator):
             from .sharded_update import ShardedUpdate
             state = ShardedUpdate.make(self._comm, self._bucketer, optimizer, self._vars)
             self._sharded = state = state if state is not None else False
-        if state is False or state.optimizer is not optimizer:
+        if state is False:
+            return self._bucketwise_update(pairs, optimizer)
+        if state.optimizer is not optimizer:
             return None
         keys = self._vars
         if any(v.key not in keys for _, v in pairs):
             return None
         return lambda learning_rate: self._complete_step(pairs,
                                                          lambda: state.run(learning_rate))
+
+    def _bucketwise_update(self, pairs, optimizer):
+        """``apply(learning_rate)`` updating each bucket's variables as soon as its sums are
+        in, or None (see :meth:`sharded_update`). The same updates as the ordinary step (an
+        elementwise optimizer's update of one variable reads nothing of another), in the
+        buckets' order."""
+        if self._compression is not None:
+            return None
+        keys = self._vars
+        given = {}
+        for g, v in pairs:
+            if g is not None:
+                if v.key not in keys or v.key in given or not optimizer.is_built(v):
+                    return None
+                given[v.key] = v
+
+        def apply(learning_rate):
+            def each(sums):
+                for key, s in sums.items():
+                    v = given.get(key)
+                    if v is not None:
+                        optimizer.update_step(wrap(s, device_of(v)), v, learning_rate)
+            self._complete_step(pairs, lambda: self._finish_buckets(each))
+        return apply
 
     def _complete_step(self, pairs, finish):
         """Hand over the gradients of ``pairs`` not handed over yet (in the buckets' key
@@ -278,15 +346,16 @@ class AllReduceGradients(GradientAggregator):
                     self._hand_over(key, given[key])
             # the buckets first: on the MPI path the collectives must come in one order everywhere
             self._bucketer.launch_remaining()
-            riders = self._riders.start(self._comm) if self._riders.by_name else None
+            riding = self._riders.step is not None
+            own_round = self._riders.start(self._comm) if riding else False
             try:
                 result = finish()
             except BaseException:
-                if riders is not None:
-                    self._riders.cancel()
+                if riding:
+                    self._riders.cancel(own_round)
                 raise
-            if riders is not None:
-                self._riders.finish(riders)
+            if riding:
+                self._riders.finish(own_round, self._bucketer.extra_sums)
             return result
         finally:
             self._arrived = set()
@@ -299,6 +368,7 @@ class AllReduceGradients(GradientAggregator):
         step's start then fails loudly instead of mixing the rounds."""
         self._arrived = set()
         self._started = False
+        self._riders.step = None
 
     abandon_step = abandon     # the name aggregators had before the protocol
 
@@ -344,10 +414,11 @@ class AllReduceGradients(GradientAggregator):
                 out[i] = p
         return out
 
-    def _finish_buckets(self):
-        """The bucketer's sums; a compression overflow is named by the variables' names."""
+    def _finish_buckets(self, each=None):
+        """The bucketer's sums (``each``: see ``GradientBucketer.finish``); a compression
+        overflow is named by the variables' names."""
         try:
-            return self._bucketer.finish()
+            return self._bucketer.finish(each)
         except FloatingPointError as exc:
             keys = getattr(exc, "keys", None)
             if not keys:

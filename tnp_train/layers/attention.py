@@ -15,7 +15,7 @@ import tnp
 from tnp.extend import backend_array as _backend, device_of as _tnp_device, is_floating, wrap
 
 from ..autodiff.primitive import backend_op
-from ..autodiff.tape import hand_written_backward
+from ..autodiff.tape import gradient_destination, hand_written_backward
 from ..utils.random import keep_mask
 from ._common import work_dtype, device_of as _device_of, on_device
 from .base import Layer
@@ -48,9 +48,10 @@ def multi_head_attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, *, m
     """Multi-head attention as one tape node, in Keras's weight layout.
 
     ``query`` (B, T, Dq), ``key`` (B, S, Dk), ``value`` (B, S, Dv); ``wq`` (Dq, H, K), ``bq``
-    (H, K), ``wk`` (Dk, H, K), ``bk`` (H, K), ``wv`` (Dv, H, V), ``bv`` (H, V), ``wo`` (H, V, O),
-    ``bo`` (O,) (biases may be None); ``mask`` (B, T, S) booleans (True: attend);
-    ``dropout_mask`` (B, H, T, S) scaled keep mask for the probabilities. Returns the output
+    (H, K), ``wk`` (Dk, H, K), ``bk`` (H, K), ``wv`` (Dv, H, V), ``bv`` (H, V), ``wo`` (H, V, O)
+    or (H, V, *output_shape), ``bo`` (O,) or output_shape (biases may be None); ``mask``
+    (B, T, S) booleans (True: attend); ``dropout_mask`` (B, H, T, S) scaled keep mask for the
+    probabilities. Returns the output
     (B, T, O), and with ``return_scores`` also the probabilities (B, H, T, S) (before dropout,
     as Keras returns them). Runs on ``query``'s device (the masks move there); the results and
     the gradients are on that device."""
@@ -69,20 +70,23 @@ def multi_head_attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, *, m
         k = _on(key, dev, xp, dt, who)
         v = _on(value, dev, xp, dt, who)
         Wq, Wk, Wv, Wo = (_on(w, dev, xp, dt, who) for w in (wq, wk, wv, wo))
+        Bq, Bk, Bv, Bo = (None if a is None else _on(a, dev, xp, dt, who)
+                          for a in (bq, bk, bv, bo))
         B, T, Dq = q.shape
         S = k.shape[1]
         H, K = Wq.shape[1], Wq.shape[2]
-        V, O = Wv.shape[2], Wo.shape[2]
+        V = Wv.shape[2]
+        O = Wo.size // (H * V)      # the output kernel as stored: (H, V, *output_shape)
         scale = dt.type(1.0 / math.sqrt(K))
         Q = (q.reshape(B * T, Dq) @ Wq.reshape(Dq, H * K)).reshape(B, T, H, K)
         Kp = (k.reshape(B * S, -1) @ Wk.reshape(-1, H * K)).reshape(B, S, H, K)
         Vp = (v.reshape(B * S, -1) @ Wv.reshape(-1, H * V)).reshape(B, S, H, V)
-        if bq is not None:
-            Q += _on(bq, dev, xp, dt, who)
-        if bk is not None:
-            Kp += _on(bk, dev, xp, dt, who)
-        if bv is not None:
-            Vp += _on(bv, dev, xp, dt, who)
+        if Bq is not None:
+            Q += Bq
+        if Bk is not None:
+            Kp += Bk
+        if Bv is not None:
+            Vp += Bv
         Qh = Q.transpose(0, 2, 1, 3) * scale           # (B, H, T, K)
         Kh = Kp.transpose(0, 2, 3, 1)                   # (B, H, K, S)
         Vh = Vp.transpose(0, 2, 1, 3)                   # (B, H, S, V)
@@ -95,16 +99,35 @@ def multi_head_attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, *, m
         ctx2 = ctx.transpose(0, 2, 1, 3).reshape(B * T, H * V)
         Wo2 = Wo.reshape(H * V, O)
         out = ctx2 @ Wo2
-        if bo is not None:
-            out += _on(bo, dev, xp, dt, who)
+        if Bo is not None:
+            out += Bo.reshape(O)
         outs = wrap(out.reshape(B, T, O).astype(out_dtype, copy=False), dev)
         if return_scores:
             outs = (outs, wrap(probs.astype(out_dtype), dev))
 
+        def product(a, b, w, like):
+            """``a @ b`` shaped like weight ``w``'s backend array ``like``: computed into the
+            strategy's bucket the tape offers for ``w``'s gradient, if it does."""
+            d = gradient_destination(w, like)
+            if d is None:
+                return (a @ b).reshape(like.shape)
+            xp.matmul(a, b, out=d.reshape(a.shape[0], b.shape[1]))
+            return d
+
+        def column_sum(a, w, like):
+            """The column sums of ``a``, shaped (and maybe written) as ``product``."""
+            if like is None:
+                return None
+            d = gradient_destination(w, like)
+            if d is None:
+                return a.sum(0).reshape(like.shape)
+            a.sum(0, out=d.reshape(a.shape[1]))
+            return d
+
         def grad_fn(*dys):
             dout = _on(dys[0], dev, xp, dt, who, strict=False).reshape(B * T, O)
-            dbo = dout.sum(0) if bo is not None else None
-            dWo = (ctx2.T @ dout).reshape(H, V, O)
+            dbo = column_sum(dout, bo, Bo)
+            dWo = product(ctx2.T, dout, wo, Wo)
             dctx = (dout @ Wo2.T).reshape(B, T, H, V).transpose(0, 2, 1, 3)   # (B, H, T, V)
             ddropped = dctx @ Vh.transpose(0, 1, 3, 2)                       # (B, H, T, S)
             dVh = dropped.transpose(0, 1, 3, 2) @ dctx                       # (B, H, S, V)
@@ -117,15 +140,15 @@ def multi_head_attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, *, m
             dQ = dQh.transpose(0, 2, 1, 3).reshape(B * T, H * K)
             dK = dKh.transpose(0, 3, 1, 2).reshape(B * S, H * K)
             dV = dVh.transpose(0, 2, 1, 3).reshape(B * S, H * V)
-            dWq = (q.reshape(B * T, Dq).T @ dQ).reshape(Wq.shape)
-            dWk = (k.reshape(B * S, -1).T @ dK).reshape(Wk.shape)
-            dWv = (v.reshape(B * S, -1).T @ dV).reshape(Wv.shape)
+            dWq = product(q.reshape(B * T, Dq).T, dQ, wq, Wq)
+            dWk = product(k.reshape(B * S, -1).T, dK, wk, Wk)
+            dWv = product(v.reshape(B * S, -1).T, dV, wv, Wv)
             dq = (dQ @ Wq.reshape(Dq, H * K).T).reshape(q.shape)
             dk = (dK @ Wk.reshape(-1, H * K).T).reshape(k.shape)
             dv = (dV @ Wv.reshape(-1, H * V).T).reshape(v.shape)
-            dbq = dQ.sum(0).reshape(H, K) if bq is not None else None
-            dbk = dK.sum(0).reshape(H, K) if bk is not None else None
-            dbv = dV.sum(0).reshape(H, V) if bv is not None else None
+            dbq = column_sum(dQ, bq, Bq)
+            dbk = column_sum(dK, bk, Bk)
+            dbv = column_sum(dV, bv, Bv)
             def w(a):
                 return wrap(a, dev)
             return (w(dq), w(dk), w(dv), w(dWq), None if dbq is None else w(dbq), w(dWk),
@@ -285,12 +308,11 @@ class MultiHeadAttention(Layer):
             keep = 1.0 - self.dropout
             # drawn on the host (the seeded NumPy Generator), moved to the device by the op
             drop = tnp.asarray(keep_mask((B, self.num_heads, T, S), self.dropout)) / keep
-        O = int(_np.prod(self._out_dims))
-        wo = self.output_kernel.reshape(self.num_heads, self.value_dim, O)
-        bo = self.output_bias.reshape(O) if self.output_bias is not None else None
+        # the output kernel and bias as stored: the node alone makes their gradients
         res = multi_head_attention(q3, k3, v3, self.query_kernel, self.query_bias,
                                    self.key_kernel, self.key_bias, self.value_kernel,
-                                   self.value_bias, wo, bo, mask=mask, dropout_mask=drop,
+                                   self.value_bias, self.output_kernel, self.output_bias,
+                                   mask=mask, dropout_mask=drop,
                                    return_scores=return_attention_scores)
         out, scores = (res if return_attention_scores else (res, None))
         out_shape = (B,) + tq + self._out_dims

@@ -12,7 +12,7 @@ import tnp
 from tnp.extend import backend_array as _backend, device_of as _tnp_device, is_floating, wrap
 
 from ..autodiff.primitive import backend_op
-from ..autodiff.tape import hand_written_backward
+from ..autodiff.tape import gradient_destination, hand_written_backward
 from .base import Layer
 from ._common import add_option_weight, device_of as _device_of, scatter_add
 
@@ -60,7 +60,13 @@ def embedding_lookup(table, ids, name="embedding_lookup"):
         def grad_fn(dy):
             d = _data_on(dy, dev, xp)
             dt = _np.float64 if d.dtype == _np.float64 else _np.float32
-            g = xp.zeros(t.shape, dtype=dt)
+            # the table's gradient summed straight into a strategy's bucket when the tape
+            # offers one of the accumulating dtype (the same zeros and scatter-add)
+            g = gradient_destination(table, t) if t.dtype == dt else None
+            if g is None:
+                g = xp.zeros(t.shape, dtype=dt)
+            else:
+                g.fill(0)
             scatter_add(xp, g, ids_b.reshape(-1),
                         d.reshape(-1, t.shape[1]).astype(dt, copy=False))
             return wrap(g.astype(t.dtype, copy=False), dev), None

@@ -13,7 +13,7 @@ import tnp
 from tnp.extend import backend_array as _backend, device_of as _tnp_device, wrap
 
 from ..autodiff.primitive import backend_op
-from ..autodiff.tape import hand_written_backward, paused
+from ..autodiff.tape import gradient_destination, hand_written_backward, paused
 from ._common import add_option_weight, work_dtype, device_of as _device_of, on_device
 from .base import Layer
 
@@ -38,19 +38,22 @@ def _normalize_axes(axis, ndim, who):
     return sorted(out)
 
 
-def normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None):
+def normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None, param_shape=None):
     """``(x - mean) / sqrt(variance + epsilon) * gamma + beta`` as one tape node.
 
     ``stat_axes``: the axes the statistics reduce over. With ``mean``/``variance`` given
     (arrays broadcastable to ``x``: tnp, NumPy or backend arrays; not differentiated) they are
     used; otherwise the batch's (biased) statistics are computed and differentiated through.
-    ``gamma``/``beta`` (or None) broadcast against ``x``. Computes with the array module of
-    ``x``'s device; the result and the gradients are on that device."""
-    return _normalize(x, gamma, beta, stat_axes, epsilon, mean, variance)[0]
+    ``gamma``/``beta`` (or None) broadcast against ``x``, or, with ``param_shape``, are read
+    as that shape (a layer's weights as stored, reshaped inside the node, so that the node
+    alone makes their gradients). Computes with the array module of ``x``'s device; the result
+    and the gradients are on that device."""
+    return _normalize(x, gamma, beta, stat_axes, epsilon, mean, variance,
+                      param_shape=param_shape)[0]
 
 
 def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None,
-               sum_over_replicas=None):
+               sum_over_replicas=None, param_shape=None):
     """``normalize``, also returning the statistics used, ``(mean, var)``, tnp arrays on
     ``x``'s device (of the compute dtype, shaped to broadcast against ``x``).
 
@@ -84,8 +87,11 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None,
             mu, var, n_global = _global_moments(xn, xp, dt, stat_axes, dev, sum_over_replicas)
         inv = 1.0 / xp.sqrt(var + dt.type(epsilon))
         xhat = (xn - mu) * inv
-        g = None if gamma is None else _on(gamma, dev, xp, dt, who)
-        b = None if beta is None else _on(beta, dev, xp, dt, who)
+        # gamma and beta as stored (their gradients' shape) and as they broadcast against x
+        gs = None if gamma is None else _on(gamma, dev, xp, dt, who)
+        bs = None if beta is None else _on(beta, dev, xp, dt, who)
+        g = gs if gs is None or param_shape is None else gs.reshape(param_shape)
+        b = bs if bs is None or param_shape is None else bs.reshape(param_shape)
         y = xhat * g if g is not None else xhat.copy()
         if b is not None:
             y += b
@@ -96,10 +102,12 @@ def _normalize(x, gamma, beta, stat_axes, epsilon, mean=None, variance=None,
             if dyn is None:   # every replica must join the backward all-reduce
                 dyn = xp.zeros_like(xn)
             dgamma = dbeta = None
+            # gamma's and beta's gradients straight into a strategy's buckets when the tape
+            # offers them (the same sums, their storage given)
             if gamma is not None:
-                dgamma = _sum_to(dyn * xhat, g.shape)
+                dgamma = _sum_to(dyn * xhat, g.shape, gradient_destination(gamma, gs), gs.shape)
             if beta is not None:
-                dbeta = _sum_to(dyn, b.shape)
+                dbeta = _sum_to(dyn, b.shape, gradient_destination(beta, bs), bs.shape)
             dxhat = dyn * g if g is not None else dyn
             if given:
                 dx = dxhat * inv
@@ -154,12 +162,22 @@ def _global_moments(xn, xp, dt, stat_axes, dev, sum_over_replicas):
     return (mean64.reshape(mu_l.shape).astype(dt), var64.reshape(mu_l.shape).astype(dt), n)
 
 
-def _sum_to(a, shape):
-    """Sum ``a`` down to ``shape`` (``shape`` broadcasts to ``a.shape``)."""
+def _sum_to(a, shape, out=None, out_shape=None):
+    """Sum ``a`` down to ``shape`` (``shape`` broadcasts to ``a.shape``), returned as
+    ``out_shape`` (``shape`` by default); written into ``out`` (a contiguous array of ``a``'s
+    dtype and of that shape) and ``out`` returned when given."""
     lead = a.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                       if s == 1 and a.shape[i + lead] != 1)
-    return a.sum(axis=axes, keepdims=True).reshape(shape) if axes else a.reshape(shape)
+    if out is not None:
+        kept = out.reshape(tuple(1 for _ in range(lead)) + tuple(shape))
+        if axes:
+            a.sum(axis=axes, keepdims=True, out=kept)
+        else:
+            kept[...] = a
+        return out
+    s = a.sum(axis=axes, keepdims=True) if axes else a
+    return s.reshape(shape if out_shape is None else out_shape)
 
 
 # the arguments both normalization layers take (Keras's names), after ``axis`` and ``epsilon``
@@ -302,21 +320,20 @@ class BatchNormalization(Layer):
         if tuple(x.shape[a] for a in self._axes) != tuple(want):
             raise ValueError(f"{self.name}: inputs of shape {tuple(x.shape)} do not fit "
                                  f"parameters of shape {tuple(mm.shape)} on axes {self._axes}")
-        g = gamma.reshape(bshape) if gamma is not None else None
-        b = beta.reshape(bshape) if beta is not None else None
         stat_axes = tuple(i for i in range(x.ndim) if i not in self._axes)
         training = bool(training) and self.trainable
         eps = max(self.epsilon, 1.001e-5) if self._bessel else self.epsilon
         if not training:
             # the moving statistics as they are stored, on their device (no tape node)
-            return normalize(x, g, b, stat_axes, eps, mean=_plain(mm).reshape(bshape),
-                             variance=_plain(mv).reshape(bshape))
+            return normalize(x, gamma, beta, stat_axes, eps, mean=_plain(mm).reshape(bshape),
+                             variance=_plain(mv).reshape(bshape), param_shape=bshape)
         replicas = _sync_replicas() if self.synchronized else None
         if replicas is not None:
             from .sync_batch_normalization import sync_normalize
-            y, (mu, var) = sync_normalize(x, g, b, stat_axes, eps, replicas)
+            y, (mu, var) = sync_normalize(x, gamma, beta, stat_axes, eps, replicas,
+                                          param_shape=bshape)
         else:
-            y, (mu, var) = _normalize(x, g, b, stat_axes, eps)
+            y, (mu, var) = _normalize(x, gamma, beta, stat_axes, eps, param_shape=bshape)
         n = 1
         for a in stat_axes:
             n *= x.shape[a]
@@ -400,9 +417,7 @@ class LayerNormalization(Layer):
         if ref is not None and tuple(ref.shape) != want:
             raise ValueError(f"{self.name}: inputs of shape {tuple(x.shape)} do not fit "
                              f"parameters of shape {tuple(ref.shape)} on axes {self._axes}")
-        g = gamma.reshape(bshape) if gamma is not None else None
-        b = beta.reshape(bshape) if beta is not None else None
-        return normalize(x, g, b, tuple(self._axes), self.epsilon)
+        return normalize(x, gamma, beta, tuple(self._axes), self.epsilon, param_shape=bshape)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

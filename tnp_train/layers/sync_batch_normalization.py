@@ -16,7 +16,7 @@ from .normalization import BatchNormalization, _normalize
 __all__ = ["SyncBatchNormalization", "sync_normalize"]
 
 
-def sync_normalize(x, gamma, beta, stat_axes, epsilon, ctx):
+def sync_normalize(x, gamma, beta, stat_axes, epsilon, ctx, param_shape=None):
     """``normalization._normalize`` with the statistics of the global batch over the replicas
     of the replica context ``ctx``; returns ``(y, (mean, var))``, the global (biased)
     statistics as backend arrays of ``x``'s device (identical on every replica)."""
@@ -27,7 +27,7 @@ def sync_normalize(x, gamma, beta, stat_axes, epsilon, ctx):
         return backend_array(extended.all_reduce_arrays("sum", [wrap(buf, dev)])[0])
 
     return _normalize(x, gamma, beta, tuple(stat_axes), epsilon,
-                      sum_over_replicas=sum_over_replicas)
+                      sum_over_replicas=sum_over_replicas, param_shape=param_shape)
 
 
 class SyncBatchNormalization(BatchNormalization):

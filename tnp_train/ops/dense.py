@@ -80,16 +80,6 @@ def _dense_traced(x, kernel, bias, relu):
     return y.astype(out_dtype) if low else y
 
 
-def _into(x, like):
-    """Where the tape lets the gradient of input ``x`` be written (a strategy's bucket), if it
-    is shaped and typed like ``like`` and on its device (a GPU array); else None."""
-    d = gradient_destination(x)
-    if d is not None and d.shape == like.shape and d.dtype == like.dtype \
-            and type(d) is type(like) and (type(d) is _np.ndarray or d.device == like.device):
-        return d
-    return None
-
-
 def _make_backward(xa, wa, y, relu, has_bias, need_dx, dev, kernel=None, bias=None):
     def backward(g):
         ga = _backend(g) if isinstance(g, tnp.ndarray) else _np.asarray(g)
@@ -105,14 +95,14 @@ def _make_backward(xa, wa, y, relu, has_bias, need_dx, dev, kernel=None, bias=No
         # the kernel's and bias's gradients straight into a strategy's bucket when the tape
         # offers one (the same GEMM and sum, their results' storage given)
         same = not low and g32.dtype == wa.dtype and x32.dtype == wa.dtype
-        into = _into(kernel, wa) if same else None
+        into = gradient_destination(kernel, wa) if same else None
         dw = x32.T @ g32 if into is None else array_module(dev).matmul(x32.T, g32, out=into)
         # the inputs' cotangent only when a tape tracks them (not for the data batch)
         dx = wrap((g32 @ w32.T).astype(xa.dtype, copy=False).reshape(xa.shape), dev) \
             if need_dx else None
         out = [dx, wrap(dw.astype(wa.dtype, copy=False), dev)]
         if has_bias:
-            into = _into(bias, wa[0]) if same else None
+            into = gradient_destination(bias, wa[0]) if same else None
             db = g32.sum(axis=0) if into is None else g32.sum(axis=0, out=into)
             out.append(wrap(db.astype(wa.dtype, copy=False), dev))
         return tuple(out)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from tnp.extend import wrap
 
 from ..autodiff.primitive import backend_op
-from ..autodiff.tape import hand_written_backward
+from ..autodiff.tape import gradient_destination, hand_written_backward
 from . import _rnn_cpu
 from ._common import work_dtype, device_of as _device_of, on_device
 
@@ -122,9 +122,10 @@ def _fused_forward(xp, kind, x, W, R, b, h0, c0, mask, rmask, act, ract, reset_a
 
 
 def _fused_backward(xp, kind, x, W, R, b, mask, rmask, act, ract, reset_after, cache,
-                    dys, dlast, dhT, dcT):
+                    dys, dlast, dhT, dcT, into=(None, None, None)):
     """BPTT with the array module ``xp``. dys (T, B, U) or None; dlast (B, U) or None
-    (cotangent of the last output); dhT, dcT: cotangents of the final states. Returns
+    (cotangent of the last output); dhT, dcT: cotangents of the final states; ``into``: where
+    to write dW, dR and db (arrays shaped and typed as W, R and b, or None each). Returns
     (dx, dW, dR, db, dh0, dc0)."""
     _, HR, GATES, HP, EXTRA, CP = cache
     T, B, D = x.shape
@@ -138,7 +139,8 @@ def _fused_backward(xp, kind, x, W, R, b, mask, rmask, act, ract, reset_after, c
     if _rnn_cpu.applies(xp, kind, dt, act, ract, reset_after):
         dh, dc = _rnn_cpu.backward(kind, R, mask, rmask, act, ract, cache, dys, dlast, dhT, dcT,
                                    dXP, dREC)
-        return _weight_gradients(xp, kind, x, W, R, b, reset_after, cache, dXP, dREC, dh, dc)
+        return _weight_gradients(xp, kind, x, W, R, b, reset_after, cache, dXP, dREC, dh, dc,
+                                 into)
     dh = dhT.copy()
     dc = dcT.copy() if kind == "lstm" else None
     dout = xp.zeros((B, U), dt)
@@ -208,33 +210,38 @@ def _fused_backward(xp, kind, x, W, R, b, mask, rmask, act, ract, reset_after, c
                 dhr = drec[:, :2 * U] @ R[:, :2 * U].T + drh * r
             dh_prev = dhn * z_ + (dhr * rmask if rmask is not None else dhr)
         dh = dh_prev if dh_keep is None else dh_keep + dh_prev
-    return _weight_gradients(xp, kind, x, W, R, b, reset_after, cache, dXP, dREC, dh, dc)
+    return _weight_gradients(xp, kind, x, W, R, b, reset_after, cache, dXP, dREC, dh, dc, into)
 
 
-def _weight_gradients(xp, kind, x, W, R, b, reset_after, cache, dXP, dREC, dh, dc):
-    """The sequence-wide products after the time loop: (dx, dW, dR, db, dh0, dc0)."""
+def _weight_gradients(xp, kind, x, W, R, b, reset_after, cache, dXP, dREC, dh, dc,
+                      into=(None, None, None)):
+    """The sequence-wide products after the time loop: (dx, dW, dR, db, dh0, dc0); dW, dR
+    and db written into ``into``'s arrays where given (the same products and sums)."""
     _, HR, _, _, EXTRA, _ = cache
+    W_out, R_out, b_out = into
     T, B, D = x.shape
     U, G = R.shape
     dXP2 = dXP.reshape(T * B, G)
     dx = (dXP2 @ W.T).reshape(T, B, D)
-    dW = x.reshape(T * B, D).T @ dXP2
+    dW = xp.matmul(x.reshape(T * B, D).T, dXP2, out=W_out)
     if kind == "gru":
-        dR = xp.empty_like(R)
+        dR = xp.empty_like(R) if R_out is None else R_out
         dREC2 = dREC.reshape(T * B, G)
         if reset_after:
-            dR[...] = HR.reshape(T * B, U).T @ dREC2
+            xp.matmul(HR.reshape(T * B, U).T, dREC2, out=dR)
         else:
             dR[:, :2 * U] = HR.reshape(T * B, U).T @ dREC2[:, :2 * U]
             dR[:, 2 * U:] = EXTRA.reshape(T * B, U).T @ dREC2[:, 2 * U:]
     else:
-        dR = HR.reshape(T * B, U).T @ dXP2
+        dR = xp.matmul(HR.reshape(T * B, U).T, dXP2, out=R_out)
     db = None
     if b is not None:
         if kind == "gru" and reset_after:
-            db = xp.stack([dXP2.sum(0), dREC.reshape(T * B, G).sum(0)])
+            db = xp.empty((2, G), dXP2.dtype) if b_out is None else b_out
+            dXP2.sum(0, out=db[0])
+            dREC.reshape(T * B, G).sum(0, out=db[1])
         else:
-            db = dXP2.sum(0)
+            db = dXP2.sum(0, out=b_out)
     return dx, dW, dR, db, dh, dc
 
 
@@ -299,9 +306,13 @@ def fused_rnn(kind, x, W, R, b=None, h0=None, c0=None, *, mask=None, rmask=None,
                 dlast = dy
             dhT = _on(dys[1], dev, xp, dt, who, strict=False)
             dcT = _on(dys[2], dev, xp, dt, who, strict=False) if kind == "lstm" else None
+            # the weights' gradients straight into a strategy's buckets when the tape offers
+            # them (the same products, their storage given)
+            into = (gradient_destination(W, Wn), gradient_destination(R, Rn),
+                    None if b is None else gradient_destination(b, bn))
             dx, dW, dR, db, dh0, dc0 = _fused_backward(
                 xp, kind, xn, Wn, Rn, bn, mask_np, rm, activation, recurrent_activation,
-                reset_after, cache, dseq, dlast, dhT, dcT)
+                reset_after, cache, dseq, dlast, dhT, dcT, into)
             if go_backwards:
                 dx = dx[::-1]
             if not time_major:

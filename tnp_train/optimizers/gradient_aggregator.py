@@ -15,8 +15,9 @@ calls, in a step of ``minimize`` (and so of ``fit``):
 3. ``abandon()`` if the backward pass fails, instead of 4;
 4. ``reduce(pairs)`` from ``apply_gradients`` with every pair: the combined pairs.
 
-``sharded_update`` lets an aggregator apply the update itself, each rank its part of state
-the ranks share (``tnp_train.distribute.sharded_update``); by default it declines.
+``sharded_update`` lets an aggregator apply the update itself (each rank its part of state
+the ranks share, ``tnp_train.distribute.sharded_update``, or each bucket's variables as its
+sums arrive); by default it declines.
 
 See docs/seams.md, "Gradients as they become final".
 """

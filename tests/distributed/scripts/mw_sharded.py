@@ -1,6 +1,6 @@
 """The sharded update (tnp_train.distribute.sharded_update) under MultiWorkerMirroredStrategy:
-each case trains through ``fit`` and saves every weight and optimizer slot, and the class of
-the first kernel, per rank. tests/distributed/test_multiworker_sharded.py runs it with the
+each case trains through ``fit`` and saves every weight and optimizer slot, every batch's logs
+(loss and accuracy) and the class of the first kernel, per rank. tests/distributed/test_multiworker_sharded.py runs it with the
 sharded update on and off (``TNP_SHARDED_UPDATE=0``) and compares the bits.
 
 Cases (layer widths that no rank's part of a bucket lines up with):
@@ -53,10 +53,15 @@ def main(out):
                 opt.exclude_from_weight_decay(var_names=["bias"])
             else:
                 opt = tt.optimizers.SGD(0.05, momentum=0.9)
-            model.compile(opt, loss=loss)
+            model.compile(opt, loss=loss, metrics=["accuracy"])
         steps = 6 if case != "writes" else 3
+        logs = []
+        record = tt.callbacks.LambdaCallback(on_train_batch_end=lambda b, l: logs.append(
+            [l["loss"], l["accuracy"]]))
         model.fit(x, y, batch_size=batch, epochs=1, steps_per_epoch=steps, shuffle=False,
-                  verbose=0)
+                  verbose=0, callbacks=[record])
+        # every batch's logs: the metrics' state summed at the end of the last bucket
+        results[f"{case}_logs"] = [np.asarray(logs, np.float64)]
         classes = [type(model.trainable_variables[0]).__name__]
         if case == "writes":
             # a write outside the sharded update, the same on every rank

@@ -196,3 +196,128 @@ def test_fit_trains_identically_with_gradients_written_into_an_aggregators_array
     assert ha.history["loss"] == hb.history["loss"]
     for wa, wb in zip(a.get_weights(), b.get_weights()):
         assert np.array_equal(wa, wb)
+
+
+# ---------------------------------------------------------------------------- every layer kind
+# Each model's trainable variables are all read by one recorded operation (a hand-written
+# backward that offers no destination would leave an offered array unused, and the test says
+# which); the recurrent kernels run the Numba loop (float32, GRU reset_after) and the NumPy
+# loop (GRU reset_after=False, float64).
+def _sequence_model(dtype="float32", reset_after=True, mask_zero=False):
+    kw = {"dtype": dtype}
+    return tt.Sequential([
+        tt.Input((7,), dtype="int64"),
+        tt.layers.Embedding(20, 6, mask_zero=mask_zero, name="emb", **kw),
+        tt.layers.SimpleRNN(5, return_sequences=True, name="rnn", **kw),
+        tt.layers.LSTM(4, return_sequences=True, name="lstm", **kw),
+        tt.layers.GRU(3, reset_after=reset_after, name="gru", **kw),
+        tt.layers.Dense(2, name="out", **kw)])
+
+
+def _normalization_model():
+    return tt.Sequential([
+        tt.Input((6, 5)),
+        tt.layers.BatchNormalization(axis=1, name="bn_axis1"),
+        tt.layers.LayerNormalization(axis=[1, 2], name="ln_axes12"),
+        tt.layers.Flatten(),
+        tt.layers.Dense(8, name="d"),
+        tt.layers.BatchNormalization(name="bn"),
+        tt.layers.LayerNormalization(name="ln"),
+        tt.layers.Dense(2, name="out")])
+
+
+def _attention_model(output_shape=None):
+    inp = tt.Input((4, 6))
+    ctx = tt.layers.MultiHeadAttention(2, 3, output_shape=output_shape, name="mha")(inp, inp)
+    return tt.Model(inp, tt.layers.Dense(2, name="out")(tt.layers.Flatten()(ctx)))
+
+
+_MODELS = {
+    "embedding+rnn+lstm+gru": (_sequence_model, "ids"),
+    "gru-reset-before+mask": (lambda: _sequence_model(reset_after=False, mask_zero=True), "ids"),
+    "recurrent-float64": (lambda: _sequence_model(dtype="float64"), "ids"),
+    "batch+layer-normalization": (_normalization_model, (6, 5)),
+    "multi-head-attention": (_attention_model, (4, 6)),
+    "multi-head-attention-output-shape": (lambda: _attention_model((2, 3)), (4, 6)),
+}
+
+
+def _inputs(what, seed=2):
+    rng = np.random.default_rng(seed)
+    if what == "ids":
+        ids = rng.integers(0, 20, (9, 7))
+        ids[:, :1] = [[3], [0], [7], [0], [1], [19], [3], [3], [5]]    # repeated ids, padding
+        return tnp.asarray(ids)
+    return tnp.asarray((rng.normal(size=(9,) + what) * 2 + 0.5).astype("float32"))
+
+
+def _layer_grads(model, x, training, offer=None):
+    y = tnp.asarray(np.random.default_rng(3).normal(size=(9, 2)))
+    with tt.GradientTape() as tape:
+        out = model(x, training=training)
+        loss = tnp.mean((out - y.astype(out.dtype)) ** 2)
+    srcs = list(model.trainable_weights)
+    if offer is None:
+        return srcs, tape.gradient(loss, srcs)
+    return srcs, tape.gradient(loss, srcs, gradient_ready=offer.ready,
+                               gradient_destination=offer.destination)
+
+
+@pytest.mark.parametrize("training", [True, False], ids=["training", "inference"])
+@pytest.mark.parametrize("name", list(_MODELS))
+def test_every_layer_kind_writes_its_weights_gradients_into_the_offered_arrays(name, training):
+    make, what = _MODELS[name]
+    tt.utils.set_random_seed(0)
+    model = make()
+    x = _inputs(what)
+    srcs, want = _layer_grads(model, x, training)
+    offer = Offer()         # arrays full of nan: a gradient written only in part shows
+    _, got = _layer_grads(model, x, training, offer)
+    assert sorted(offer.offered) == sorted(s.name for s in srcs)
+    for s, g, w in zip(srcs, got, want):
+        assert backend_array(g) is offer.offered[s.name], f"{s.name} was not written in place"
+        assert offer.received[s.name] is g
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert np.array_equal(np.asarray(g), np.asarray(w)), s.name     # the same bits
+    assert all(tape_mod.gradient_destination(s) is None for s in srcs)
+
+
+def test_a_float16_embedding_table_is_not_written_in_place():
+    # its gradient is summed in float32 and cast: no float16 destination fits
+    tt.utils.set_random_seed(0)
+    emb = tt.layers.Embedding(20, 6, dtype="float16")
+    x = _inputs("ids")
+    emb(x)
+
+    def run(offer=None):
+        with tt.GradientTape() as tape:
+            loss = tnp.sum(emb(x).astype("float32") ** 2)
+        if offer is None:
+            return tape.gradient(loss, emb.trainable_weights)
+        return tape.gradient(loss, emb.trainable_weights, gradient_ready=offer.ready,
+                             gradient_destination=offer.destination)
+    offer = Offer()
+    (g,), (w,) = run(offer), run()
+    assert backend_array(g) is not offer.offered[emb.embeddings.name]
+    assert g.dtype == w.dtype == np.float16 and np.array_equal(np.asarray(g), np.asarray(w))
+
+
+@pytest.mark.parametrize("name", list(_MODELS))
+def test_fit_trains_every_layer_kind_identically_with_an_offering_aggregator(name):
+    make, what = _MODELS[name]
+    x = np.asarray(_inputs(what, seed=6))
+    y = np.random.default_rng(7).normal(size=(9, 2)).astype("float32")
+    agg = OfferingAggregator()
+    models = []
+    for kw in ({"gradient_aggregator": agg}, {}):
+        tt.utils.set_random_seed(5)
+        m = make()
+        m.compile(tt.optimizers.Adam(0.01, **kw), loss="mse")
+        models.append(m)
+    ha = models[0].fit(x, y, batch_size=3, epochs=2, shuffle=False, verbose=0)
+    hb = models[1].fit(x, y, batch_size=3, epochs=2, shuffle=False, verbose=0)
+    n = len(models[0].trainable_weights)
+    assert agg.steps == 6 and agg.written == 6 * n
+    assert ha.history["loss"] == hb.history["loss"]
+    for wa, wb in zip(models[0].get_weights(), models[1].get_weights()):
+        assert np.array_equal(wa, wb)

@@ -95,6 +95,119 @@ def test_riders_are_summed_with_each_steps_gradients():
         assert [float(s[0][0]) for s in got[rank]] == [6.0, 9.0]
 
 
+def test_riders_of_the_gradients_dtype_travel_in_the_last_bucket():
+    # a float32 rider (a metric's total and count) is summed in the round of the last gradient
+    # bucket: a step after the first makes one collective per bucket and none of its own; a
+    # float64 rider beside it still gets the sums, in a round of its own
+    group = coll.ThreadGroup(2, timeout_seconds=20)
+    got = [{"f32": [], "f64": []}, {"f32": [], "f64": []}]
+    rounds, errors = [[], []], []
+
+    def body(rank):
+        try:
+            comm = group.member(rank)
+            agg = AllReduceGradients(comm, 2, bucket_bytes=64)
+            state = np.zeros(2, np.float32)
+            wide = np.zeros(1, np.float64)
+            assert agg.add_rider(lambda: [state], got[rank]["f32"].append, name="f32")
+            v = tt.Variable(np.ones(3, "float32"), name="w")
+            u = tt.Variable(np.ones((4, 5), "float32"), name="u")   # a second bucket
+            opt = tt.optimizers.SGD(0.1, gradient_aggregator=agg)
+            for step in range(4):
+                if step == 2:
+                    assert agg.add_rider(lambda: [wide], got[rank]["f64"].append, name="f64")
+                state[:] = [(rank + 1) * (step + 1), 1]
+                wide[0] = 0.5 * (rank + 1)
+                seen = []
+                with coll.events.subscribe(seen.append):
+                    opt.minimize(lambda: tnp.sum(v * v) + tnp.sum(u * u), [v, u])
+                rounds[rank].append([e["bytes"] for e in seen if e["rank"] == rank])
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+            group.member(rank).abort()
+
+    threads = [threading.Thread(target=body, args=(r,)) for r in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors
+    for rank in range(2):
+        # the first step reduces at once (one round) and lays the buckets out; then two
+        # buckets, the float32 rider at the end of the second; the float64 one adds a round
+        # this rank's rounds
+        # (bytes: u's 20 floats and its presence flag; v's 3, its flag and the rider's 2)
+        assert rounds[rank] == [[92], [84, 24], [84, 24, 8], [84, 24, 8]]
+        assert [s[0].tolist() for s in got[rank]["f32"]] == [[6.0, 2.0], [9.0, 2.0],
+                                                              [12.0, 2.0]]
+        assert all(s[0].dtype == np.float32 for s in got[rank]["f32"])
+        assert [s[0].tolist() for s in got[rank]["f64"]] == [[1.5], [1.5]]
+
+
+class _Ordinary(AllReduceGradients):
+    """The all-reduce with the optimizer's own update after every bucket (no update here)."""
+
+    def sharded_update(self, pairs, optimizer):
+        return None
+
+
+def test_the_update_is_applied_bucket_by_bucket_with_the_ordinary_steps_bits():
+    # two workers on threads: each bucket's variables are updated as soon as its sums are in
+    # (the last layer's first: the buckets' order), to the same bits as the ordinary step
+    group = coll.ThreadGroup(2, timeout_seconds=30)
+    results, errors = {}, []
+    rng = np.random.default_rng(8)
+    xs = [rng.normal(size=(6, 5)).astype("float32") for _ in range(2)]
+
+    def body(rank, kind, make_opt):
+        try:
+            comm = group.member(rank)
+            agg = (AllReduceGradients if kind == "buckets" else _Ordinary)(comm, 2,
+                                                                          bucket_bytes=64)
+            layers = [tt.layers.Dense(4, activation="tanh", name="a"),
+                      tt.layers.Dense(3, name="b")]
+            x = tnp.asarray(xs[rank])
+            layers[1](layers[0](x))
+            variables = layers[0].trainable_weights + layers[1].trainable_weights
+            init = np.random.default_rng(4)     # the same start on both workers
+            for v in variables:
+                v.assign(init.normal(size=tuple(v.shape)).astype("float32"))
+            opt = make_opt(agg)
+            order = []
+            plain = opt.update_step
+
+            def update_step(g, v, lr):
+                order.append(v.name)
+                return plain(g, v, lr)
+            opt.update_step = update_step
+            for _ in range(3):
+                del order[:]
+                opt.minimize(lambda: tnp.sum(layers[1](layers[0](x)) ** 2), variables)
+            results[kind, rank] = ([v.numpy().copy() for v in variables], list(order))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+            group.member(rank).abort()
+
+    for name, make_opt in (("sgd", lambda a: tt.optimizers.SGD(0.1, momentum=0.9,
+                                                                gradient_aggregator=a)),
+                           ("adam", lambda a: tt.optimizers.Adam(0.01, gradient_aggregator=a))):
+        for kind in ("buckets", "ordinary"):
+            threads = [threading.Thread(target=body, args=(r, kind, make_opt)) for r in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(40)
+            assert not errors, errors
+        for rank in range(2):
+            got, order = results["buckets", rank]
+            want, ordinary_order = results["ordinary", rank]
+            assert ordinary_order == ["a/kernel", "a/bias", "b/kernel", "b/bias"]   # pairs
+            assert order == ["b/bias", "b/kernel", "a/bias", "a/kernel"], name       # buckets
+            for g, w in zip(got, want):
+                assert np.array_equal(g, w), name
+            assert all(np.array_equal(g, w) for g, w in zip(got, results["buckets", 0][0]))
+
+
 def test_the_reducers_old_import_path_still_works():
     from tnp_train.distribute import cross_device_ops
     assert cross_device_ops.AllReduceGradients is AllReduceGradients

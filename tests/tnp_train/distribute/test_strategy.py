@@ -498,11 +498,13 @@ def test_fit_reduces_the_last_layers_gradients_while_the_backward_pass_goes_on()
         assert step1[4] == ("start", 75)
         # the second step (compiled: fit's default): last/kernel and last/bias (in the order
         # the backward makes them), the first bucket's start (8*3 + 3 values + 2 flags), then
-        # first/kernel and first/bias, the second bucket's start (5*8 + 8 + 2)
+        # first/kernel and first/bias, the second bucket's start (5*8 + 8 + 2, and the loss
+        # tracker's total and count riding at the end of the step's last bucket)
         assert sorted(step2[:2]) == [("ready", "bias", (3,)), ("ready", "kernel", (8, 3))]
         assert step2[2] == ("start", 29), step2
         assert sorted(step2[3:5]) == [("ready", "bias", (8,)), ("ready", "kernel", (5, 8))]
-        assert step2[5] == ("start", 50), step2
+        assert step2[5] == ("start", 52), step2
+        assert [e for e in step2[6:] if e[0] == "start"] == []    # no round of their own
 
 
 def test_the_loss_is_scaled_by_one_over_the_replicas_as_tf_does():

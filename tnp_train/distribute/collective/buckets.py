@@ -4,7 +4,7 @@ last gradient is final, so the reduction overlaps the rest of the backward pass.
 The model is PyTorch DDP's reducer: buckets are built once, in reverse order of the variables
 (a backward pass produces the last layer's gradients first); every gradient is copied into its
 bucket's flat buffer as it arrives, or computed there in the first place (:meth:`slot`, which
-the tape offers to a dense layer's backward); a full bucket starts its all-reduce at once, but never
+the tape offers to a layer's backward); a full bucket starts its all-reduce at once, but never
 before the buckets ahead of it, so buckets start (and so complete) in the same order on every
 rank, whatever order a rank's gradients came in. Every arrival also drives MPI progress, since
 Open MPI here has no progress thread of its own.
@@ -110,13 +110,23 @@ class GradientBucketer:
         self._received = {}
         self._lent = {}            # key -> the view of its slot handed out by slot()
         self._next = 0
+        self._extras = []          # per extra array: (its offset in the last bucket, shape) or None
+        self.extra_sums = None     # the last finished step's sums of the extras (see start)
 
     # -- layout --------------------------------------------------------------------------------
-    def start(self, keys_and_arrays):
-        """Begin a step with these ``(key, array)`` pairs in forward (layer) order."""
+    def start(self, keys_and_arrays, extras=()):
+        """Begin a step with these ``(key, array)`` pairs in forward (layer) order.
+
+        ``extras``: small arrays (a model's metric state) to sum with the gradients. Those of
+        the last bucket's dtype, sent uncompressed, on its kind of device, travel at the end of
+        that bucket (copied in now, before any bucket starts); :attr:`extra_sums` has their sums
+        once the step finished (None for the others, which the caller sums its own way).
+        Returns which extras travel (a list of bools)."""
         items = list(keys_and_arrays)
+        extras = list(extras)
         try:
-            signature = tuple((key, tuple(arr.shape), np.dtype(arr.dtype)) for key, arr in items)
+            signature = (tuple((key, tuple(arr.shape), np.dtype(arr.dtype)) for key, arr in items),
+                         tuple((tuple(e.shape), np.dtype(e.dtype), is_cupy(e)) for e in extras))
             hash(signature)
         except TypeError as exc:
             raise TypeError(f"GradientBucketer.start: keys must be hashable (for a variable, "
@@ -124,7 +134,7 @@ class GradientBucketer:
         if len({key for key, _ in items}) != len(items):
             raise ValueError("GradientBucketer.start: a key appears twice")
         if signature != self._signature:
-            self._build(items)
+            self._build(items, extras)
             self._signature = signature
         self._reset()
         # The buffers are written from here on: wait (normally not at all) until every peer
@@ -132,8 +142,17 @@ class GradientBucketer:
         for b_index, bucket in enumerate(self._buckets):
             self._plan.acquire(b_index)
             bucket.flat[bucket.numel:] = 0
+        self.extra_sums = None
+        carried = [where is not None for where in self._extras]
+        if extras:
+            flat = self._buckets[-1].flat
+            for e, where in zip(extras, self._extras):
+                if where is not None:
+                    o, shape = where
+                    flat[o:o + e.size] = e.reshape(-1)
+        return carried
 
-    def _build(self, items):
+    def _build(self, items, extras=()):
         buckets, open_by_dtype = [], {}
         for key, arr in reversed(items):
             dtype = np.dtype(arr.dtype)
@@ -161,17 +180,29 @@ class GradientBucketer:
             if bucket.nbytes >= bucket.limit:
                 del open_by_dtype[(dtype, wire)]
         # After the gradients, one presence flag per key: the reduced flag says whether any
-        # rank had a gradient for it, the same answer on every rank. The buffers belong to a
-        # persistent all-reduce (shared memory where the ranks share a machine), so gradients
-        # are copied once, straight to where the peers read them.
+        # rank had a gradient for it, the same answer on every rank. Then, in the last bucket,
+        # the extras that fit it: summed in the round that ends the step, instead of one of
+        # their own. The buffers belong to a persistent all-reduce (shared memory where the
+        # ranks share a machine), so gradients are copied once, straight to where the peers
+        # read them.
+        places, tail = [], 0
+        last = buckets[-1] if buckets else None
+        for e in extras:
+            fits = (last is not None and self.op == "sum" and np.dtype(e.dtype) == last.dtype
+                    and last.wire == last.dtype and is_cupy(e) == (last.xp is not np))
+            if fits:
+                places.append((last.numel + len(last.keys) + tail, tuple(e.shape)))
+                tail += int(np.prod(e.shape, dtype=np.int64))
+            else:
+                places.append(None)
         old, self._plan = self._plan, None
         for bucket in self._buckets:
             bucket.flat = None
         # transient: a step's sums are used (by the optimizer) before the next step starts
         # the same bucket, so a shared-memory plan may hand out views of its shared results
         plan = self.comm.persistent_allreduce(
-            [(b.numel + len(b.keys), b.wire) for b in buckets], self.op,
-            buckets[0].xp if buckets else np, transient=True)
+            [(b.numel + len(b.keys) + (tail if b is last else 0), b.wire) for b in buckets],
+            self.op, buckets[0].xp if buckets else np, transient=True)
         if old is not None:
             old.close()
         slots = {}
@@ -181,6 +212,7 @@ class GradientBucketer:
                 # everything a gradient's arrival needs, looked up once
                 slots[key] = (b_index, i, bucket.offsets[i], bucket.sizes[i], bucket.shapes[i])
         self._buckets, self._slots, self._plan = buckets, slots, plan
+        self._extras = places
 
     @property
     def bucket_keys(self):
@@ -321,20 +353,40 @@ class GradientBucketer:
         self.launch_remaining()
         plan = self._plan
         size = self.comm.size
+        extra_tail = [None]
         try:
             for b_index, bucket in enumerate(self._buckets):
                 def then(lo, hi, sums, b_index=b_index, bucket=bucket):
-                    n = bucket.numel
-                    present = plan.peer_buffer(0, b_index)[n:].copy()
+                    n, m = bucket.numel, bucket.numel + len(bucket.keys)
+                    # the flags and the extras, summed from every rank's buffer in rank order
+                    # (the same on every rank)
+                    tail = plan.peer_buffer(0, b_index)[n:].copy()
                     for p in range(1, size):
-                        present += plan.peer_buffer(p, b_index)[n:]
-                    apply(b_index, lo, hi, sums, (present != 0).tolist())
+                        tail += plan.peer_buffer(p, b_index)[n:]
+                    if tail.size > m - n:
+                        extra_tail[0] = tail[m - n:]
+                    apply(b_index, lo, hi, sums, (tail[:m - n] != 0).tolist())
                 plan.wait(b_index, then=then)
                 bucket.started = False
         except BaseException:
             self._cancel_started()
             raise
+        self.extra_sums = self._extra_sums(extra_tail[0], self._buckets[-1].numel
+                                           + len(self._buckets[-1].keys) if self._buckets else 0)
         self._reset()
+
+    def _extra_sums(self, reduced, start):
+        """The extras' sums (copies) out of ``reduced``, the last bucket's sums from offset
+        ``start`` on (None where an extra did not travel)."""
+        out = []
+        for where in self._extras:
+            if where is None:
+                out.append(None)
+            else:
+                o, shape = where
+                n = int(np.prod(shape, dtype=np.int64))
+                out.append(reduced[o - start:o - start + n].reshape(shape).copy())
+        return out
 
     def _cancel_started(self):
         """After a failure: forget every bucket's reduction in flight."""
@@ -357,9 +409,16 @@ class GradientBucketer:
                 bucket.pending = 0
         self._launch()
 
-    def finish(self):
+    def finish(self, each=None):
         """Wait for every bucket; ``{key: reduced gradient}`` in the gradients' dtype, for every
-        key some rank gave a gradient for. Gradients not given on this rank count as zeros."""
+        key some rank gave a gradient for. Gradients not given on this rank count as zeros.
+
+        ``each`` (uncompressed buckets only): called with each bucket's part of that result as
+        soon as the bucket's reduction completes, before the next bucket is waited for (an
+        optimizer applying the update bucket by bucket)."""
+        if each is not None and self.compression is not None:
+            raise ValueError("GradientBucketer.finish: each= needs uncompressed buckets (an "
+                             "overflow is known only once every bucket is reduced)")
         self.launch_remaining()
         out = {}
         overflowed = []
@@ -368,10 +427,11 @@ class GradientBucketer:
             for b_index, bucket in enumerate(self._buckets):
                 reduced = plan.wait(b_index)
                 bucket.started = False
-                present = reduced[bucket.numel:]
+                present = reduced[bucket.numel:bucket.numel + len(bucket.keys)]
                 if not is_cupy(present):
                     present = np.asarray(present)
                 present = present.tolist()
+                mine = {} if each is not None else out
                 for i, key in enumerate(bucket.keys):
                     if not present[i]:
                         continue
@@ -386,7 +446,12 @@ class GradientBucketer:
                                 and not np.isfinite(grad).all():
                             # every rank's part fitted and was finite: their sum did not fit
                             overflowed.append(key)
-                    out[key] = grad
+                    mine[key] = grad
+                if each is not None:
+                    out.update(mine)
+                    each(mine)
+            if self._buckets:
+                self.extra_sums = self._extra_sums(reduced, 0)
         except BaseException:
             self._cancel_started()
             raise
