@@ -148,6 +148,36 @@ def effect(fn, *args, **kwargs):
     return fn(*args, **kwargs)
 
 
+def backend_update(fn, args, writes):
+    """``fn(*args)`` on backend arrays, writing in place into the arrays ``writes`` (tnp
+    arrays, among those of ``args``): now, or, while this thread traces a function, as ONE node
+    of the compiled program that calls ``fn`` at every run with that run's backend arrays and
+    no wrapping, and that the compiler knows writes ``writes`` (nothing that reads them is
+    moved past it). Every tnp array in ``args``, also inside lists and tuples, is handed to
+    ``fn`` as its backend array; the versions of ``writes`` are bumped after each call. For a
+    library's fused in-place kernels (an optimizer's update of all its variables) in a
+    compiled step at the cost of one call. ``fn`` must write nothing else and return nothing
+    the caller uses (None is returned)."""
+    if _traces:
+        from ._jit.records import record_backend_update
+
+        if record_backend_update(fn, args, writes):
+            return None
+    fn(*_backends_in(args))
+    for w in writes:
+        _bump(w._a)
+    return None
+
+
+def _backends_in(x):
+    t = type(x)
+    if t is tuple or t is list:
+        return t(_backends_in(e) for e in x)
+    if isinstance(x, _ndarray):
+        return x._a
+    return x
+
+
 def observe(fn, *args, level=1, **kwargs):
     """Call ``fn(*args, **kwargs)`` to observe the program, not to change it (a profiler's span
     markers): now, or, while this thread traces a function, as an *observation* of the compiled
@@ -393,8 +423,8 @@ def forget_traced(x):
 
 
 __all__ += ["set_backend_array", "unwrap", "tracing", "effect", "storage", "host_call", "primitive",
-            "is_traced", "control_switch", "control_while", "control_switch_backward",
-            "control_loop_backward", "forget_traced", "observe",
+            "backend_update", "is_traced", "control_switch", "control_while",
+            "control_switch_backward", "control_loop_backward", "forget_traced", "observe",
             "set_replay_observer"]
 
 

@@ -332,3 +332,142 @@ def test_generalized_ufuncs_are_not_fused_as_elementwise():
     np.testing.assert_array_equal(np.asarray(f(a, b)),
                                   np.maximum(np.matmul(np.asarray(a), np.asarray(b)) + 1.0, 0.0))
     assert "matmul" in f.lower(a, b).unfused_nodes
+
+
+# NumPy's Python-level functions are replayed as the method or ufunc they end in
+DIRECT_FORMS = {
+    "reshape": (lambda a, i: tnp.reshape(a, (4, -1)) * 2, "reshape"),
+    "reshape_method": (lambda a, i: a.reshape(2, 12) + 1, "reshape"),
+    "swapaxes": (lambda a, i: tnp.swapaxes(a, 0, -1) * 1.5, "swapaxes"),
+    "transpose": (lambda a, i: a.transpose(2, 0, 1) + 0.5, "transpose"),
+    "T": (lambda a, i: a.T - 1, ".T"),
+    "squeeze": (lambda a, i: tnp.squeeze(a[:1], axis=0) * 3, "squeeze"),
+    "astype": (lambda a, i: (a * 4).astype(tnp.int64) + i, "astype"),
+    "sum_all": (lambda a, i: tnp.sum(a) * 2, "reduce"),
+    "sum_axis": (lambda a, i: tnp.sum(a, axis=1) + 1, "reduce"),
+    "sum_axes_keepdims": (lambda a, i: tnp.sum(a, axis=(0, 2), keepdims=True) - a, "reduce"),
+    "sum_int8": (lambda a, i: tnp.sum(i.astype(tnp.int8), axis=-1), "reduce"),
+    "sum_method": (lambda a, i: a.sum(axis=0) * 2, None),
+    "take_along_last": (lambda a, i: tnp.take_along_axis(a, i % 4, axis=-1) * 2, None),
+    "take_along_first": (lambda a, i: tnp.take_along_axis(a, i[:1] % 2, axis=0) + 1, None),
+    "take_along_middle": (lambda a, i: tnp.take_along_axis(a, -(i % 3), 1) - 1, None),
+    "broadcast_scalar": (lambda a, i: tnp.broadcast_to(a.sum() / 2, (3, 4)) * a[0], None),
+    "broadcast_one": (lambda a, i: tnp.broadcast_to(a[:1, :1, :1], (2, 3, 4)) + a, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DIRECT_FORMS))
+def test_numpy_python_functions_replay_as_their_methods_with_equal_results(name):
+    body, marker = DIRECT_FORMS[name]
+    a = tnp.asarray(np.random.default_rng(0).standard_normal((2, 3, 4)))
+    i = tnp.asarray(np.arange(24).reshape(2, 3, 4))
+    f = tnp.jit(body)
+    for _ in range(2):
+        same(f(a, i), body(a, i))
+    prog = f.lower(a, i).program
+    called = [v for k, v in prog._fn.__globals__.items() if k.startswith("K")]
+    for slow in (np.reshape, np.swapaxes, np.squeeze, np.sum, np.take_along_axis,
+                 np.broadcast_to):
+        assert not any(c is slow for c in called), (slow, prog.source)
+    if marker == "reduce":
+        assert any(getattr(c, "__self__", None) is np.add and c.__name__ == "reduce"
+                   for c in called), prog.source
+    elif marker is not None:
+        assert marker in prog.source.split("def _finish")[0], prog.source
+
+
+def test_a_broadcast_returned_is_numpys_read_only_view():
+    f = tnp.jit(lambda a: (tnp.broadcast_to(a.sum(), (3,)), tnp.broadcast_to(a[:1], (2, 1))))
+    a = tnp.ones(4)
+    for _ in range(2):
+        got, want = f(a), (tnp.broadcast_to(a.sum(), (3,)), tnp.broadcast_to(a[:1], (2, 1)))
+        same(got, want)
+        for g in got:
+            assert not np.asarray(g).flags.writeable
+
+
+def test_direct_forms_raise_what_numpy_raises():
+    f = tnp.jit(lambda a, i: tnp.take_along_axis(a, i, axis=-1))
+    a = tnp.ones((2, 3))
+    with pytest.raises(IndexError):
+        f(a, tnp.asarray([[0], [3]]))      # the trace sees the index out of bounds too
+    ok = tnp.asarray([[0], [2]])
+    same(f(a, ok), tnp.take_along_axis(a, ok, axis=-1))
+    with pytest.raises(IndexError):
+        f(a, tnp.asarray([[0], [7]]))      # the same signature: the replay raises
+
+
+def test_arrays_in_tuples_take_the_quick_path_and_return_the_callers_objects():
+    f = tnp.jit(lambda b: (b[0] * 2 + b[1], b[1]))
+    x, y = tnp.ones((3, 2)), tnp.arange(2.0)
+    got = f((x, y))
+    same(got[0], x * 2 + y)
+    assert got[1] is y
+    assert len(f._fast) == 1 and f.trace_count == 1
+    got = f([x, y])                          # a list is another signature
+    assert f.trace_count == 2 and got[1] is y
+    x2 = tnp.ones((3, 2), dtype=tnp.float32)
+    same(f((x2, y))[0], x2 * 2 + y)
+    assert f.trace_count == 3
+    g = tnp.jit(lambda b: b[0] + 1 if b[1] is None else b[0] + b[1])
+    same(g((x, None)), x + 1)
+    same(g((x, y)), x + y)
+    assert g.trace_count == 2
+
+
+def test_a_captured_array_replaced_or_reshaped_in_place_is_seen():
+    w = tnp.arange(6.0)
+    holder = {"w": w}
+    f = tnp.jit(lambda x: x * holder["w"])
+    x = tnp.ones(1)
+    for _ in range(2):
+        same(f(x), x * w)
+    w.shape = (2, 3)                 # in place: the same argument, another capture shape
+    same(f(x), x * w)
+    assert f.trace_count == 2
+    w.resize((3,), refcheck=False)
+    same(f(x), x * w)
+    w[...] = 7.0
+    same(f(x), x * w)
+
+
+def test_backend_update_writes_in_place_now_and_at_every_run_after_the_reads_before_it():
+    calls = []
+
+    def scale(a, s):                # fn gets backend arrays
+        calls.append(type(a))
+        a *= s
+
+    w = tnp.arange(4.0)
+
+    def step(x):
+        before = w + x              # read before the write: fused or not, it sees the old w
+        tnp.extend.backend_update(scale, (w, 2.0), writes=[w])
+        after = w * 1.0             # read after: the new w
+        return before * 3.0, after
+
+    v0 = tnp.extend.version(w)
+    tnp.extend.backend_update(scale, (w, 0.5), writes=[w])        # now
+    assert calls == [np.ndarray] and tnp.extend.version(w) == v0 + 1
+    same(w, tnp.arange(4.0) * 0.5)
+    f = tnp.jit(step)
+    x = tnp.ones(4)
+    for _ in range(3):
+        ref = tnp.copy(w)
+        got_before, got_after = f(x)
+        same(got_before, (ref + x) * 3.0)
+        same(got_after, ref * 2.0)
+        same(w, ref * 2.0)
+    assert all(c is np.ndarray for c in calls) and len(calls) == 4   # never while tracing
+    assert tnp.extend.version(w) == v0 + 4
+
+
+def test_a_capture_whose_backend_is_replaced_at_every_call_is_read_each_time():
+    w = tnp.ones(3)
+    f = tnp.jit(lambda x: x * w)
+    x = tnp.arange(3.0)
+    for k in range(10):
+        tnp.extend.set_backend_array(w, np.full(3, float(k)))
+        same(f(x), x * w)
+    prog = f.lower(x).program
+    assert f.trace_count == 1 and prog._captures_same is None   # the full check alone now

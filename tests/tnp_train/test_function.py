@@ -170,6 +170,60 @@ def test_compiled_fit_equals_eager_fit(metrics):
     np.testing.assert_allclose(p_c, p_e, rtol=1e-5, atol=1e-6)
 
 
+def test_compiled_fit_runs_every_batch_hook_a_callback_overrides_with_eager_values():
+    # the batch hooks a callback overrides (old names included) run at every batch, before
+    # and after that batch's compiled step, and see what they see with the eager step
+    X, Y = _data(64)
+
+    class Watch(tt.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def on_batch_begin(self, batch, logs=None):
+            self.seen.append(("begin", batch, int(self.model.optimizer.iterations),
+                              self.model.get_weights()[0].tobytes()))
+
+        def on_train_batch_end(self, batch, logs=None):
+            self.seen.append(("end", batch, int(self.model.optimizer.iterations),
+                              logs["loss"]))
+
+    out = {}
+    for eager in (True, False):
+        model = _mlp()
+        model.compile(tt.optimizers.SGD(0.05, momentum=0.9),
+                      tt.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      run_eagerly=eager)
+        watch = Watch()
+        model.fit(X, Y, batch_size=16, epochs=2, shuffle=False, verbose=0, callbacks=[watch])
+        out[eager] = watch.seen
+        if not eager:
+            assert model.step_compilation["train"] == "compiled"
+    assert [e[:3] for e in out[False]] == [
+        (k, b, 4 * ep + b + (k == "end")) for ep in range(2) for b in range(4)
+        for k in ("begin", "end")]
+    assert out[False] == out[True]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+def test_compiled_fit_refuses_labels_out_of_range_as_the_eager_step(dtype):
+    X = np.ones((8, 4), "float32")
+    Y = np.array([0, 1, 2, 0, 1, 2, 0, 1], dtype)
+    m = tt.Sequential([tt.Input((4,)), tt.layers.Dense(3)])
+    m.compile("sgd", tt.losses.SparseCategoricalCrossentropy(from_logits=True))
+    m.fit(X, Y, batch_size=4, epochs=2, verbose=0)
+    assert m.step_compilation["train"] == "compiled"
+    weights = m.get_weights()
+    for bad in (3, 200) + ((-1,) if dtype != "uint8" else ()):
+        Yb = Y.copy()
+        Yb[5] = bad
+        with pytest.raises(ValueError, match=f"label {bad} is out of range for 3 classes"):
+            m.fit(X, Yb, batch_size=4, epochs=1, verbose=0, shuffle=False)
+        # the first batch trained; the second raised before its update
+        m.set_weights(weights)
+    assert m.step_compilation["train"] == "compiled"
+
+
 def test_fit_with_jit_compile_true_fails_on_what_cannot_be_compiled():
     X, Y = _data(32)
 

@@ -103,6 +103,39 @@ def _describe_arg(x, spec):
             spec.key.append(("id", t, id(x)))
 
 
+def _fast_key(args):
+    """``(key, backend arrays, their objects)`` for arguments that are tnp arrays on the CPU,
+    or tuples and lists of them (and of None), else None: a key that determines the full
+    signature (:meth:`JitFunction._signature`) of such arguments, cheaper to make."""
+    key = []
+    arrays = []
+    objs = []
+    for a in args:
+        t = type(a)
+        if (t is _ndarray or t is _Scalar) and a._dev is CPU:
+            b = a._a
+            key += (t, b.shape, b.dtype, b.strides if t is _ndarray else None)
+            arrays.append(b)
+            objs.append(a)
+        elif t is tuple or t is list:
+            key += (t, len(a))
+            for e in a:
+                te = type(e)
+                if (te is _ndarray or te is _Scalar) and e._dev is CPU:
+                    b = e._a
+                    key += (te, b.shape, b.dtype, b.strides if te is _ndarray else None)
+                    arrays.append(b)
+                    objs.append(e)
+                elif e is None:
+                    key.append(None)
+                else:
+                    return None
+        else:
+            return None
+    key.append(get_default_device())
+    return tuple(key), arrays, objs
+
+
 def _replace_arrays(x, it):
     """``x`` with its arrays replaced, in order, by what ``it`` yields."""
     t = type(x)
@@ -226,29 +259,18 @@ class JitFunction:
             # must see every operation: eagerly
             return self.fn(*args, **kwargs)
         if not kwargs and not self.static_argnums and not self.donate_argnums:
-            # the common call, positional tnp arrays on the CPU: a cheaper key, its own table
-            key = []
-            arrays = []
-            for a in args:
-                t = type(a)
-                if (t is _ndarray or t is _Scalar) and a._dev is CPU:
-                    b = a._a
-                    key.append(t)
-                    key.append(b.shape)
-                    key.append(b.dtype)
-                    key.append(b.strides if t is _ndarray else None)
-                    arrays.append(b)
-                else:
-                    break
-            else:
-                key.append(get_default_device())
-                prog = self._fast.get(tuple(key))
+            # the common call, tnp arrays on the CPU (positional, or in tuples and lists such
+            # as fit's batches): a cheaper key, its own table
+            fast = _fast_key(args)
+            if fast is not None:
+                key, arrays, objs = fast
+                prog = self._fast.get(key)
                 if prog is not None and (not prog._capture_checks or prog.captures_unchanged()):
-                    return prog.call(arrays, args)
+                    return prog.call(arrays, objs)
                 r = self._slow_call(args, kwargs)
                 prog = self._last_prog
                 if prog is not None:
-                    self._fast[tuple(key)] = prog
+                    self._fast[key] = prog
                 return r
         return self._slow_call(args, kwargs)
 

@@ -184,6 +184,8 @@ class Program:
         self._pool = []
         self.output_template = graph.output
         self._capture_checks = capture_checks
+        self._captures_same = None   # a quicker check, made when the full one passes
+        self._captures_remade = 0
         self._plan = None
         self._variants = {}         # (level, timed) -> the observed replay
 
@@ -195,11 +197,19 @@ class Program:
                     [None] * self._n_recycled)
 
     def captures_unchanged(self):
+        same = self._captures_same
+        if same is not None and same():
+            return True
         for obj, shape, dtype, strides in self._capture_checks:
             a = obj._a if isinstance(obj, _ndarray) else obj
             if getattr(a, "shape", None) != shape or a.dtype != dtype or \
                     getattr(a, "strides", None) != strides:
                 return False
+        # a capture whose backend array is replaced again and again (a strategy's parameter
+        # views) keeps the full check alone: the quick one is remade a few times at most
+        self._captures_remade += 1
+        self._captures_same = _same_backends(self._capture_checks) \
+            if self._captures_remade <= _REMAKE_LIMIT else None
         return True
 
     def run(self, backends):
@@ -246,6 +256,26 @@ class Program:
         finally:
             self._pool.append(bufs)
         return self._finish(outs, objs)
+
+
+_REMAKE_LIMIT = 4
+
+
+def _same_backends(checks):
+    """A function telling whether every captured object still holds the backend array it
+    held when the full check passed, with the same shape (the one attribute that can change
+    in place, with it the strides: ``shape`` is settable, ``resize`` works in place; the dtype
+    cannot change). One generated expression: a compiled step checks its captures (the
+    model's variables) at every call."""
+    ns = {}
+    terms = []
+    for i, (obj, _, _, _) in enumerate(checks):
+        a = obj._a if isinstance(obj, _ndarray) else obj
+        ns[f"K{i}"], ns[f"A{i}"], ns[f"S{i}"] = obj, a, getattr(a, "shape", None)
+        read = f"K{i}._a" if isinstance(obj, _ndarray) else f"K{i}"
+        terms.append(f"{read} is A{i} and A{i}.shape == S{i}")
+    exec("def same():\n    return " + " and ".join(terms or ["True"]) + "\n", ns)
+    return ns["same"]
 
 
 def _positions(graph, groups):
@@ -476,6 +506,7 @@ def _emit_replay(plan, level, timed):
     specs, group_of_node, pos_of_group = plan.specs, plan.group_of_node, plan.pos_of_group
     assigned, scratch_index, donations = plan.assigned, plan.scratch_index, plan.donations
     em = _Emitter()
+    em.output_storages = {v.storage for v in graph.output_values()}
     lines = []
     arg_names = [f"v{v.id}" for v in graph.inputs]
     safe = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in graph.fn_name)
@@ -586,7 +617,7 @@ def _emit_node_call(em, n, ufunc_plan, assigned, donations):
         else:
             out = f", out={_recycle(em, v)}"
         return [f"{lhs} = {em.const(u)}({', '.join(ops)}{out})"] + extra
-    call = f"{em.const(n.call)}({em.call_args(n.args, n.kwargs)})"
+    call = _direct_call(em, n) or f"{em.const(n.call)}({em.call_args(n.args, n.kwargs)})"
     return [f"{lhs} = {call}" if lhs else call] + extra
 
 
@@ -745,3 +776,140 @@ def _emit_group(em, g, spec, assigned, scratch_index, donations):
     lines.append(f"{em.const(spec.function)}({', '.join(args)})")
     lines.extend(outs_after)
     return lines
+
+
+# ----------------------------------------------------------------------------- direct calls
+# A replay line costs what its call costs: NumPy's Python-level functions (np.reshape,
+# np.sum, np.take_along_axis...) spend a microsecond or more in Python before reaching the C
+# method or ufunc they end in. Where the traced operand is a NumPy array (not a scalar), the
+# replay calls that method or ufunc itself, with the same arguments: the same result, the
+# same errors, a fraction of the cost.
+def _method_forms():
+    from . import replay as _r
+
+    return {_r._reshape: "reshape", _r._transpose: "transpose", _r._astype: "astype",
+            _r._copy: "copy", _r._flatten: "flatten"}
+
+
+_METHOD_FORMS = None
+_ADD_REDUCE = np.add.reduce
+
+
+def _array_operand(t):
+    """The Value of template leaf ``t`` when it is a NumPy array at replay, else None."""
+    if type(t) is not Ref and type(t) is not Cap:
+        return None
+    v = t.value
+    return None if v.scalar or v.opaque else v
+
+
+def _direct_call(em, n):
+    """The source of a cheaper exact form of numpy-mode node ``n``'s call, or None."""
+    global _METHOD_FORMS
+    if n.mode != "numpy" or not n.args:
+        return None
+    if _METHOD_FORMS is None:
+        _METHOD_FORMS = _method_forms()
+    call, args, kwargs = n.call, n.args, n.kwargs
+    try:
+        method = _METHOD_FORMS.get(call)
+    except TypeError:                      # an unhashable callable
+        return None
+    first = args[0]
+    if method is not None:
+        # the replay's own method helpers: the method itself (a scalar has them too)
+        if type(first) is not Ref and type(first) is not Cap:
+            return None
+        if method == "reshape":       # the helper's defaults, left to the method
+            kwargs = {k: x for k, x in kwargs.items()
+                      if not (k == "order" and x == "C" or k == "copy" and x is None)}
+        return f"{em.render(first)}.{method}({em.call_args(args[1:], kwargs)})"
+    if call is _r_T():
+        return f"{em.render(first)}.T" if len(args) == 1 and not kwargs else None
+    if call is np.broadcast_to and (type(first) is Ref or type(first) is Cap) and \
+            not first.value.opaque:
+        return _broadcast_size_one(em, n, first.value, em.render(first), args, kwargs)
+    v = _array_operand(first)
+    if v is None:
+        return None
+    a = em.render(first)
+    if call is np.reshape:
+        if len(args) == 2 and not kwargs or \
+                len(args) == 2 and kwargs in ({"order": "C"}, {"copy": None}):
+            return f"{a}.reshape({em.render(args[1])})"
+        return None
+    if call is np.swapaxes:
+        if len(args) == 3 and not kwargs:
+            return f"{a}.swapaxes({em.render(args[1])}, {em.render(args[2])})"
+        return None
+    if call is np.squeeze:
+        if len(args) <= 2 and set(kwargs) <= {"axis"}:
+            return f"{a}.squeeze({em.call_args(args[1:], kwargs)})"
+        return None
+    if call is np.sum or call == _ADD_REDUCE:
+        # np.sum of an ndarray is np.add.reduce (fromnumeric's _wrapreduction), whose
+        # default axis is 0, not None: written out
+        params = dict(zip(("axis", "dtype", "out", "keepdims"), args[1:]))
+        if len(args) > 5 or any(k in params for k in kwargs) or \
+                not set(kwargs) <= {"axis", "dtype", "out", "keepdims"}:
+            return None
+        params.update(kwargs)
+        if call is np.sum:
+            params.setdefault("axis", None)
+        return f"{em.const(_ADD_REDUCE)}({a}, {em.call_args((), params)})"
+    if call is np.take_along_axis:
+        return _take_along_axis(em, v, a, args, kwargs)
+    return None
+
+
+def _broadcast_size_one(em, n, v, a, args, kwargs):
+    """``np.broadcast_to(a, shape)`` of a one-element C-contiguous array or a NumPy scalar (a
+    loss's seed gradient spread over the batch) as the same view made by ``np.ndarray``
+    (every stride 0), a fraction of the cost. Only where the view stays inside the program:
+    NumPy's is read-only, this one is not (the traced code never wrote into it: NumPy would
+    have refused), and no output of the program may show that."""
+    if len(args) != 2 or kwargs or not (v.scalar or v.c_contiguous) or \
+            math.prod(v.shape) != 1:
+        return None
+    shape = args[1]
+    if type(shape) is int:
+        shape = (shape,)
+    if type(shape) is not tuple or not all(type(d) is int and d >= 0 for d in shape):
+        return None
+    out = n.outputs[0] if len(n.outputs) == 1 else None
+    if out is None or tuple(out.shape) != shape or out.dtype != v.dtype or \
+            out.storage in em.output_storages:
+        return None
+    return (f"{em.const(np.ndarray)}({shape!r}, {em.const(v.dtype)}, {a}, 0, "
+            f"{(0,) * len(shape)!r})")
+
+
+def _r_T():
+    from . import replay as _r
+
+    return _r._T
+
+
+def _take_along_axis(em, v, a, args, kwargs):
+    """``np.take_along_axis(arr, indices, axis)`` as the fancy index NumPy builds for it
+    (an ``arange`` per other axis, made once), for an integer ``indices`` of ``arr``'s rank."""
+    params = dict(zip(("indices", "axis"), args[1:]))
+    if len(args) > 3 or any(k in params for k in kwargs) or not set(kwargs) <= {"axis"}:
+        return None
+    params.update(kwargs)
+    idx = _array_operand(params.get("indices"))
+    axis = params.get("axis", -1)
+    nd = len(v.shape)
+    if idx is None or idx.dtype.kind not in "iu" or len(idx.shape) != nd or \
+            type(axis) is not int or not -nd <= axis < nd or nd == 0:
+        return None
+    axis %= nd
+    parts = []
+    for d, size in enumerate(v.shape):
+        if d == axis:
+            parts.append(em.render(params["indices"]))
+        else:
+            shape = [1] * nd
+            shape[d] = size
+            parts.append(em.const(np.arange(size).reshape(shape)))
+    return f"{a}[{', '.join(parts)},]"

@@ -12,11 +12,12 @@ from .._core import listeners as _listeners
 from .._core.devices import CPU
 from .._core.ndarray import ndarray as _ndarray
 from .._core.scalar import Scalar as _Scalar
-from .graph import Node, Ref
+from .graph import Cap, Node, Ref
 from .tracer import (NOT_TRACING, Opaque, ScalarTracer, Tracer, UnsupportedTrace, _at, _state,
                      _wrap_as, is_tracer, make_placeholder, user_location)
 
-__all__ = ["record_effect", "record_observe", "record_call", "record_primitive"]
+__all__ = ["record_effect", "record_observe", "record_call", "record_primitive",
+           "record_backend_update"]
 
 
 # ----------------------------------------------------------------------------- effects
@@ -32,6 +33,30 @@ def record_effect(fn, args, kwargs, name=None):
     if ctx is None or ctx.thread != threading.get_ident():
         return False
     _effect_node(ctx, fn, args, kwargs, name).result = None
+    return True
+
+
+def record_backend_update(fn, args, writes, name=None):
+    """While this thread traces: record ONE node that calls ``fn(*args)`` at every run on the
+    run's backend arrays (a 'numpy' node: no wrapping) and writes ``writes`` in place (the
+    node's ``writes``: the fusion and the memory plan order every read of them around it; the
+    replay bumps their versions after it), and return True without calling it; otherwise
+    return False (``tnp.extend.backend_update``)."""
+    ctx = _state.ctx
+    if ctx is None or ctx.thread != threading.get_ident():
+        return False
+    label = name or getattr(fn, "__qualname__", None) or type(fn).__name__
+    node = Node(len(ctx.graph.nodes), f"effect:{label}", fn, "numpy",
+                ctx.template(tuple(args)), {}, user_location())
+    for w in writes:
+        t = ctx.template(w)
+        if type(t) is not Ref and type(t) is not Cap:
+            raise TypeError(f"tnp.extend.backend_update: writes must be tnp arrays, got "
+                            f"{type(w).__name__}")
+        if t.value not in node.writes:
+            node.writes.append(t.value)
+    node.result = None
+    ctx.graph.nodes.append(node)
     return True
 
 

@@ -25,6 +25,21 @@ _BATCH_END_HOOKS = {"on_train_batch_end": ("on_train_batch_end", "on_batch_end")
                     "on_predict_batch_end": ("on_predict_batch_end",)}
 
 
+# The methods a callback overrides to be called at a batch's beginning (the base's training
+# hook calls the old name).
+_BATCH_BEGIN_HOOKS = {"on_train_batch_begin": ("on_train_batch_begin", "on_batch_begin"),
+                      "on_test_batch_begin": ("on_test_batch_begin",),
+                      "on_predict_batch_begin": ("on_predict_batch_begin",)}
+
+
+def _overrides(callback, names):
+    """Whether ``callback`` replaces one of the base class's hooks ``names`` (on its class or
+    on the instance): otherwise calling the hook does nothing, and the list skips it, as
+    Keras's ``CallbackList`` skips the batch hooks no callback overrides."""
+    return any(not getattr(getattr(callback, name, None), "_is_default", False)
+               for name in names)
+
+
 def _reads_batch_logs(callback, hook):
     if getattr(callback, "_supports_tf_logs", False):
         return False
@@ -199,9 +214,29 @@ class CallbackList:
         for cb in self.callbacks:
             getattr(cb, hook)(*args, logs=logs)
 
+    def _batch_callees(self, hook, names):
+        """The callbacks that override a batch hook (asked once per hook and list of
+        callbacks; a batch then costs nothing for the others)."""
+        key = (hook, len(self.callbacks))
+        cache = self.__dict__.setdefault("_callees_cache", {})
+        callees = cache.get(key)
+        if callees is None:
+            callees = cache[key] = tuple(cb for cb in self.callbacks if _overrides(cb, names))
+        return callees
+
+    def _call_batch_begin(self, hook, batch, logs):
+        callees = self._batch_callees(hook, _BATCH_BEGIN_HOOKS[hook])
+        if callees:
+            logs = {} if logs is None else python_logs(logs)
+            for cb in callees:
+                getattr(cb, hook)(batch, logs=logs)
+
     def _call_batch_end(self, hook, batch, logs):
         # A batch's logs stay on the device unless a callback reads them (Keras's
         # ``_call_batch_hook_helper``); then they are read once, for every callback.
+        callees = self._batch_callees(hook, _BATCH_END_HOOKS[hook])
+        if not callees:
+            return
         logs = {} if logs is None else logs
         # which callbacks read batch logs is asked once per hook and list of callbacks
         key = (hook, len(self.callbacks))
@@ -211,30 +246,30 @@ class CallbackList:
                                                  for cb in self.callbacks)
         if reads:
             python_logs(logs)
-        for cb in self.callbacks:
+        for cb in callees:
             getattr(cb, hook)(batch, logs=logs)
 
     # The list's own batch aliases run the training batch hooks, as Keras's do.
     def on_batch_begin(self, batch, logs=None):
-        self._call("on_train_batch_begin", batch, logs=logs)
+        self._call_batch_begin("on_train_batch_begin", batch, logs)
 
     def on_batch_end(self, batch, logs=None):
         self._call_batch_end("on_train_batch_end", batch, logs)
 
     def on_train_batch_begin(self, batch, logs=None):
-        self._call("on_train_batch_begin", batch, logs=logs)
+        self._call_batch_begin("on_train_batch_begin", batch, logs)
 
     def on_train_batch_end(self, batch, logs=None):
         self._call_batch_end("on_train_batch_end", batch, logs)
 
     def on_test_batch_begin(self, batch, logs=None):
-        self._call("on_test_batch_begin", batch, logs=logs)
+        self._call_batch_begin("on_test_batch_begin", batch, logs)
 
     def on_test_batch_end(self, batch, logs=None):
         self._call_batch_end("on_test_batch_end", batch, logs)
 
     def on_predict_batch_begin(self, batch, logs=None):
-        self._call("on_predict_batch_begin", batch, logs=logs)
+        self._call_batch_begin("on_predict_batch_begin", batch, logs)
 
     def on_predict_batch_end(self, batch, logs=None):
         self._call_batch_end("on_predict_batch_end", batch, logs)

@@ -13,7 +13,8 @@ import math
 import numpy as _np
 
 import tnp
-from tnp.extend import array_module, device_of, effect as _effect, is_floating
+from tnp.extend import array_module, backend_update as _backend_update, device_of, \
+    effect as _effect, is_floating
 from tnp.extend import tracing as _tracing
 
 from .. import activations as _act
@@ -197,7 +198,8 @@ def _check_range(name, xp, labels, n_classes, valid, bad=None):
     ``xp``'s values can be read for free; on a device, the mask of such entries (joined with
     ``bad``). In a function being compiled, the check runs at every call (an effect)."""
     if isinstance(labels, tnp.ndarray) and _tracing():
-        _effect(_check_range_now, name, labels, n_classes, valid)
+        # one node of the program, on the run's backend arrays (nothing written)
+        _backend_update(_check_range_now, (name, labels, n_classes, valid), writes=())
         return bad
     out = (labels < 0) | (labels >= n_classes)
     if valid is not None:
@@ -211,10 +213,17 @@ def _check_range(name, xp, labels, n_classes, valid, bad=None):
 
 
 def _check_range_now(name, labels, n_classes, valid):
-    from tnp.extend import backend_array
+    # a compiled step's check, on NumPy arrays: integer labels in one comparison (a negative
+    # label seen as unsigned is past any class count)
+    if valid is None and type(labels) is _np.ndarray:
+        unsigned = _UNSIGNED.get(labels.dtype)
+        if unsigned is not None and not (labels.view(unsigned) >= n_classes).any():
+            return
+    _check_range(name, _np, labels, n_classes, valid)
 
-    _check_range(name, _np, backend_array(labels), n_classes,
-                 None if valid is None else backend_array(valid))
+
+_UNSIGNED = {_np.dtype(t): _np.dtype(u) for t, u in (("int64", "uint64"), ("int32", "uint32"),
+                                                       ("int16", "uint16"), ("int8", "uint8"))}
 
 
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1, ignore_class=None):

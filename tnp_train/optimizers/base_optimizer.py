@@ -642,8 +642,12 @@ class Optimizer:
         lr = tnp.reshape(exact, ())
         with _tracing.span(f"{type(self).__name__}.apply_gradients", "optimizer"):
             step = tnp.reshape(tnp.reshape(self.iterations, one) + 1, ()).astype(_np.float64)
-            for g, v in todo:
-                self.traced_update_step(g, v, lr, step)
+            many = getattr(self, "traced_update_steps", None)   # all variables at once
+            if many is not None:
+                many(todo, lr, step)
+            else:
+                for g, v in todo:
+                    self.traced_update_step(g, v, lr, step)
             tnp.add(self.iterations, 1, out=self.iterations)
         return True
 

@@ -34,13 +34,14 @@ try:  # Numba is a dependency of tnp_train, but the NumPy path must work without
 except ImportError:  # pragma: no cover
     _numba = None
 
-__all__ = ["FUSED_MIN_SIZE", "fused_available", "uses_fused", "sgd", "adam", "rmsprop",
+__all__ = ["FUSED_MIN_SIZE", "fused_available", "uses_fused", "sgd", "sgd_many", "adam", "rmsprop",
            "adagrad", "adadelta", "adamax", "nadam", "lion"]
 
 #: Variables with at least this many elements are updated by the fused Numba kernel.
 FUSED_MIN_SIZE = 4096
 
 _FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+FUSED_DTYPES = _FUSED_DTYPES     # the dtypes the fused kernels take
 
 
 def fused_available():
@@ -94,6 +95,14 @@ if _numba is not None:
             else:
                 wi = wi - lr * gi
             w[i] = wi
+
+    @_njit
+    def _sgd_many_nb(ws, gs, ms, lr, mu, use_momentum, nesterov):
+        # _sgd_nb on each (variable, gradient, momentum) of tuples of flat arrays: a compiled
+        # step's update of several variables in one call (see sgd_many)
+        zero = lr - lr
+        for k in range(len(ws)):
+            _sgd_nb(ws[k], gs[k], ms[k], lr, mu, zero, use_momentum, nesterov)
 
     @_njit
     def _adam_nb(w, g, m, v, vhat, alpha, b1, omb1, b2, omb2, eps, decay, amsgrad):
@@ -239,6 +248,64 @@ def sgd(w, g, m, lr, momentum, nesterov, decay):
         _cupy_sgd(w, g, m, w.dtype.type, lr, momentum, decay, bool(nesterov))
     else:
         sgd_generic(w, g, m, lr, momentum, nesterov, decay)
+
+
+_MANY = 8      # variables per call of the fused multi-variable kernels (one compilation each)
+
+
+def sgd_many(ws, gs, ms, lr, momentum, nesterov, checked=False):
+    """:func:`sgd` (without decay) of several variables, what a compiled step's SGD update
+    runs (``tnp.extend.backend_update``): ``ms`` the momentum slots (None without momentum),
+    ``lr`` the rate as a float64 value. Where every array is a NumPy array of one float dtype
+    and the variables and slots are C-contiguous and writeable, the fused kernel updates them
+    all, whatever their sizes, :data:`_MANY` variables a call (the fused kernel and the NumPy
+    path compute the same bits, so this is each variable's eager update); otherwise
+    :func:`sgd` per variable, with the eager step's errors. ``checked``: the caller knows the
+    dtypes and shapes are those (a compiled program's values have their traced ones)."""
+    lr = float(lr)
+    n = len(ws)
+    if _numba is not None and n and (checked or _one_float_dtype(ws, gs, ms)) and \
+            _all_writable(ws) and (ms is None or _all_writable(ms)):
+        t = ws[0].dtype.type
+        lr_t, mu_t = t(lr), t(momentum)
+        wf = [w.reshape(-1) for w in ws]
+        gf = [g.reshape(-1) for g in gs]     # a copy where a gradient is not contiguous
+        mf = wf if ms is None else [m.reshape(-1) for m in ms]
+        use_m, nest = ms is not None, bool(nesterov)
+        for i in range(0, n, _MANY):
+            j = i + _MANY
+            _sgd_many_nb(tuple(wf[i:j]), tuple(gf[i:j]), tuple(mf[i:j]), lr_t, mu_t, use_m,
+                         nest)
+        return
+    for i in range(n):
+        sgd(ws[i], gs[i], None if ms is None else ms[i], lr, momentum, nesterov, 0.0)
+
+
+def _all_writable(arrays):
+    """Whether every array can be written through a flat view (C-contiguous, writeable)."""
+    for a in arrays:
+        f = a.flags
+        if not (f.c_contiguous and f.writeable):
+            return False
+    return True
+
+
+def _one_float_dtype(ws, gs, ms):
+    """Whether the variables, gradients and slots are NumPy arrays of one float dtype, each
+    gradient and slot of its variable's shape."""
+    dt = ws[0].dtype
+    if dt not in _FUSED_DTYPES:
+        return False
+    for i, w in enumerate(ws):
+        g = gs[i]
+        if type(w) is not np.ndarray or type(g) is not np.ndarray or w.dtype != dt or \
+                g.dtype != dt or g.shape != w.shape:
+            return False
+        if ms is not None:
+            m = ms[i]
+            if type(m) is not np.ndarray or m.dtype != dt or m.shape != w.shape:
+                return False
+    return True
 
 
 def sgd_generic(w, g, m, lr, momentum, nesterov, decay):

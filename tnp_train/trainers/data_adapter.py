@@ -375,6 +375,8 @@ class DataHandler:
 
     def _part_of_rows(self, flat, idx, lo, hi):
         """This worker's part of the global batch of rows [lo, hi)."""
+        if self._ext is None:           # no strategy: the rows themselves, on their device
+            return self._rows(flat, idx, lo, hi, None)
         parts, base, devices, _ = self._sharding()
         # each local replica's rows of the global batch [lo, hi): its part of it
         spans = [_part_bounds(hi - lo, parts, base + i) for i in range(len(devices))] \

@@ -73,9 +73,11 @@ def train(name, strategy, out, tag, offer=True):
     tt.utils.set_random_seed(3)
     with strategy.scope():
         model = make()
+        # the eager step: a compiled step's backward writes into the program's buffers and
+        # hands them over (one copy into the bucket), so only the eager step takes slots
         model.compile(tt.optimizers.SGD(0.1, momentum=0.9),
                       loss=tt.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      metrics=["accuracy"])
+                      metrics=["accuracy"], run_eagerly=True)
     count = None
     agg = model.optimizer.gradient_aggregator
     if strategy.num_replicas_in_sync > 1:

@@ -415,9 +415,13 @@ def _writes_around_the_variable(source):
     in-place writes into an array taken with ``backend_array`` (names tracked per function)."""
     tree = ast.parse(source)
     found = []
+    # the doors of a write: Variable.update eagerly, and in a compiled program
+    # tnp.extend.backend_update (the writes declared to the compiler, versions bumped)
     as_update_fn = {id(n.args[0]) for n in ast.walk(tree)
-                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                    and n.func.attr == "update" and n.args}
+                    if isinstance(n, ast.Call) and n.args and (
+                        isinstance(n.func, ast.Attribute) and n.func.attr == "update" or
+                        isinstance(n.func, ast.Name) and
+                        n.func.id in ("backend_update", "_backend_update"))}
 
     def is_backend_call(node):
         return isinstance(node, ast.Call) and (

@@ -125,3 +125,52 @@ def test_callback_base_defaults():
                  "on_train_batch_begin", "on_train_batch_end", "on_test_batch_begin",
                  "on_test_batch_end", "on_predict_batch_begin", "on_predict_batch_end"):
         assert getattr(cb, hook)(0, logs={}) is None
+
+
+def test_batch_hooks_no_callback_overrides_are_skipped_the_others_all_run():
+    from tnp_train.callbacks.base import _default
+
+    calls = []
+
+    class Quiet(Callback):
+        pass
+
+    class MarkedAsTheBases(Callback):       # what "not overridden" means: the base's marker
+        @_default
+        def on_train_batch_begin(self, batch, logs=None):
+            calls.append(("skipped", batch))
+
+    class OldBegin(Callback):
+        def on_batch_begin(self, batch, logs=None):
+            calls.append(("old begin", batch))
+
+    class Grandchild(OldBegin):
+        def on_train_batch_end(self, batch, logs=None):
+            calls.append(("end", batch, logs["loss"]))
+
+    on_instance = Callback()
+    on_instance.on_train_batch_end = lambda batch, logs=None: calls.append(("instance", batch))
+    fake_fit(FakeModel(), [Quiet(), MarkedAsTheBases(), OldBegin(), Grandchild(), on_instance],
+             epochs=1, steps=2, train_logs=lambda e, s: {"loss": s})
+    assert calls == [("old begin", 0), ("old begin", 0), ("end", 0, 0.0), ("instance", 0),
+                     ("old begin", 1), ("old begin", 1), ("end", 1, 1.0), ("instance", 1)]
+
+
+def test_test_and_predict_batch_hooks_run_when_overridden():
+    seen = []
+
+    class Both(Callback):
+        def on_test_batch_begin(self, batch, logs=None):
+            seen.append(("test begin", batch))
+
+        def on_predict_batch_end(self, batch, logs=None):
+            seen.append(("predict end", batch, sorted(logs)))
+
+    cbs = CallbackList([Both(), Callback()], add_history=True)
+    for i in range(2):
+        cbs.on_test_batch_begin(i)
+        cbs.on_test_batch_end(i, {"loss": 1.0})
+        cbs.on_predict_batch_begin(i)
+        cbs.on_predict_batch_end(i, {"outputs": 0})
+    assert seen == [("test begin", 0), ("predict end", 0, ["outputs"]),
+                    ("test begin", 1), ("predict end", 1, ["outputs"])]
