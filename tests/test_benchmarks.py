@@ -158,3 +158,56 @@ def test_compile_smoke_run_with_and_without_numba(tmp_path):
             if kernels:
                 assert row["unfused"] == []
         assert ("without fused kernels" in proc.stderr) == (kernels == 0)
+
+
+def test_cnn_step_kernels_smoke_run():
+    """benchmarks/cnn_step_kernels.py: one timing of every kernel of the reference CNN's step,
+    the sgemm rates and the step's FLOPs (timings are not asserted)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cnn_step_kernels.py"),
+                           "--repeats", "1", "--inner", "1"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("JSON "))[5:])
+    assert {"conv1 forward", "conv2 backward-input", "pool1 backward",
+            "SGD(momentum) update"} <= set(data["ms"])
+    # 2 * (conv1 forward + filter) + 3 * conv2 + 3 * dense, in multiply-adds counted twice
+    assert data["flops_direct"] == 2 * (2 * 64 * 32 * 32 * 27 * 32) + 3 * (
+        2 * 64 * 16 * 16 * 288 * 64) + 3 * 2 * 64 * 4096 * 10
+    assert all(v > 0 for v in data["sgemm_gflops"].values())
+
+
+def test_checkout_plugin_runs_another_checkouts_trainer_in_a_child(tmp_path, monkeypatch):
+    """benchmarks/checkout_plugin.py: the trainer is built and run in a child Python whose path
+    starts with $TNP_CHECKOUT; run(n), eval_loss() and chunk_multiple come through the pipe."""
+    import importlib.util
+
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "fake_trainers.py").write_text(
+        "import os\n"
+        "class T:\n"
+        "    chunk_multiple = 4\n"
+        "    def __init__(self, ctx):\n"
+        "        self.steps, self.scale = 0, ctx['scale']\n"
+        "        print('a print must not reach the pipe')\n"
+        "    def run(self, n):\n"
+        "        self.steps += n\n"
+        "    def sync(self):\n"
+        "        pass\n"
+        "    def eval_loss(self):\n"
+        "        return self.steps * self.scale + (os.getpid() != int(os.environ['PARENT']))\n"
+        "def make(ctx):\n"
+        "    return T(ctx)\n")
+    monkeypatch.setenv("TNP_CHECKOUT", str(tmp_path))
+    monkeypatch.setenv("PARENT", str(os.getpid()))
+    spec = importlib.util.spec_from_file_location("checkout_plugin",
+                                                  ROOT / "benchmarks" / "checkout_plugin.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    tr = getattr(mod, "fake_trainers.make")({"scale": 0.5})
+    assert tr.chunk_multiple == 4
+    tr.run(3)
+    tr.run(5)
+    assert tr.eval_loss() == 8 * 0.5 + 1        # counted in the child (another pid)
+    tr.proc.stdin.close()
+    assert tr.proc.wait(timeout=30) == 0

@@ -1,6 +1,7 @@
 """Helpers shared by the convolution and pooling kernels: the Numba switch (``_njit``), the
 backend array of an argument and the wrapping of a result, the compute/result dtypes,
-``LazyGrads`` (gradients computed when the tape reads them) and the pool of scratch buffers.
+``LazyGrads`` (gradients computed when the tape reads them), where a gradient may be written
+(``destination``) and the pool of scratch buffers.
 Their backward passes follow ``tnp_train.autodiff.tape.hand_written_backward``."""
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from tnp.extend import (
     array_module as _array_module, backend_array as _backend, cupy, device_of as _device_of,
     is_inexact, wrap as _wrap,
 )
+
+from ..autodiff.tape import gradient_destination
 
 try:  # pragma: no cover - numba is a dependency, the fallback keeps CuPy-only hosts working
     import numba as _numba
@@ -127,6 +130,17 @@ def result_dtype(*dtypes):
     return dt if is_inexact(dt) else _np.dtype(_np.float32)
 
 
+def destination(x, shape, dtype):
+    """Where a hand-written backward may write the final gradient of its input ``x`` (a
+    strategy's all-reduce bucket: ``gradient_destination``), if that is a writable C-ordered
+    NumPy array of this shape and dtype; else None (the gradient is returned as usual)."""
+    d = gradient_destination(x)
+    if (type(d) is _np.ndarray and d.shape == tuple(shape) and d.dtype == dtype
+            and d.flags.c_contiguous and d.flags.writeable):
+        return d
+    return None
+
+
 class LazyGrads(list):
     """The value of a ``grad_fn``: entries are computed when the tape reads them (it reads only
     the inputs it follows), then kept. Iterating computes them all."""
@@ -154,8 +168,13 @@ class LazyGrads(list):
 
 # ----------------------------------------------------------------------------- scratch buffers
 _scratch_lock = threading.Lock()
-_scratch: dict = {}
+_scratch: dict = {}             # (shape, dtype) -> buffers, least recently used key first
 _SCRATCH_PER_KEY = 3
+# The pool keeps at most this many bytes: beyond it, the buffers of the keys used least
+# recently leave the pool (those still in use stay with their holders), so a run through many
+# shapes does not keep a buffer of each.
+SCRATCH_MAX_BYTES = 512 << 20
+_scratch_bytes = [0]
 
 
 def _scan(bufs, free_refs, seen):
@@ -184,17 +203,32 @@ def scratch(shape, dtype):
     buffer still referenced anywhere (a tape's saved cols, a view of it) is never handed out."""
     key = (tuple(shape), _np.dtype(dtype).str)
     with _scratch_lock:
-        bufs = _scratch.setdefault(key, [])
+        bufs = _scratch.pop(key, None)
+        if bufs is None:
+            bufs = []
+        _scratch[key] = bufs             # now the most recently used key
         b = _scan(bufs, _FREE_REFS, [])
         if b is not None:
             return b
         b = _np.empty(shape, dtype=dtype)
-        if len(bufs) < _SCRATCH_PER_KEY:
+        if len(bufs) < _SCRATCH_PER_KEY and b.nbytes <= SCRATCH_MAX_BYTES:
             bufs.append(b)
+            _scratch_bytes[0] += b.nbytes
+            while _scratch_bytes[0] > SCRATCH_MAX_BYTES:
+                oldest = next(iter(_scratch))
+                _scratch_bytes[0] -= sum(x.nbytes for x in _scratch.pop(oldest))
         return b
+
+
+def zeroed(shape, dtype):
+    """:func:`scratch`, filled with zeros."""
+    b = scratch(shape, dtype)
+    b.fill(0)
+    return b
 
 
 def clear_scratch():
     """Drop the cached scratch buffers."""
     with _scratch_lock:
         _scratch.clear()
+        _scratch_bytes[0] = 0

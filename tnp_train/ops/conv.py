@@ -1,9 +1,9 @@
 """Convolution kernels (channels-last), each recorded as ONE tape node with a hand-written backward.
 
 The general forward is im2col + one large GEMM: the patches of the NHWC input are gathered into
-a ``(N*OH*OW, KH*KW*C)`` matrix (a Numba kernel on the CPU; shifted slices on any other
-backend) and multiplied by the kernel seen as ``(KH*KW*C, F)``. Bias and a ReLU are fused into
-the same pass when asked (``activation="relu"``); the backward then masks the cotangent with
+a ``(N*OH*OW, KH*KW*C)`` matrix (on the CPU one NumPy copy of a strided view of the padded
+input; shifted slices on any other backend) and multiplied by the kernel seen as
+``(KH*KW*C, F)``. Bias and a ReLU are fused into the same pass when asked (``activation="relu"``); the backward then masks the cotangent with
 the saved output. The backward is ``dK = cols.T @ dz``, ``db = sum(dz)``,
 ``dx = col2im(dz @ K.T)``; each gradient is computed only when the tape asks for it (the first
 layer's input gradient is never built).
@@ -11,10 +11,16 @@ layer's input gradient is never built).
 3x3 stride-1 convolutions with at least ``WINOGRAD_MIN_CHANNELS`` input channels (NumPy arrays,
 float32/float64) use Winograd F(2x2, 3x3) instead: 16 GEMMs on transformed 4x4 tiles, 2.25x
 fewer multiplications and no 9x-wide patch matrix; forward and backward transforms are Numba
-kernels. ``USE_WINOGRAD = False`` turns it off (the tests compare both paths).
+kernels, run on blocks of images small enough (``WINOGRAD_BLOCK_BYTES``) that a block's
+transformed tiles stay in the L2 cache from its transform through its GEMMs to its inverse.
+``USE_WINOGRAD = False`` turns it off (the tests compare both paths).
 
-Large temporaries come from :func:`scratch`, a small pool that hands a buffer out again only
-once nothing else (a tape's saved state, a view) references it.
+Large temporaries and results come from :func:`scratch`, a small pool that hands a buffer out
+again only once nothing else (a tape's saved state, a compiled program's value, a view, the
+caller) references it: large arrays allocated afresh every step make the C allocator return
+their pages to the system and fault them in again (in a compiled step, half its time). Under a
+distribution strategy the kernels' and biases' gradients are written straight into the
+all-reduce bucket the tape offers (``gradient_destination``).
 
 Conventions are Keras's (TF 2.4): inputs NHWC / NWC; kernels ``(kh, kw, cin // groups, cout)``
 (``Conv1D``: ``(k, cin // groups, cout)``), transposed convolutions ``(kh, kw, cout, cin)``;
@@ -41,13 +47,13 @@ from __future__ import annotations
 import numpy as _np
 
 from ..autodiff.primitive import backend_op
-from ..autodiff.tape import hand_written_backward
+from ..autodiff.tape import hand_written_backward, needs_gradient
 from ._common import (  # noqa: F401  (_njit, _scratch: pooling and the tests use them from here)
     HAVE_NUMBA, LazyGrads, _njit, _out, _scratch, _unwrap, clear_scratch, compute_dtype,
-    result_dtype, scratch,
+    destination, result_dtype, scratch, zeroed,
 )
 from .conv_kernels import (
-    _bias_act_nb, _col2im_nb, _im2col_nb, _relu_grad_nb, _wino_din_nb, _wino_dout_nb, _wino_in_nb,
+    _bias_act_nb, _col2im_nb, _relu_grad_nb, _wino_din_nb, _wino_dout_nb, _wino_in_nb,
     _wino_kernel, _wino_kernel_adjoint, _wino_out_nb,
 )
 from .conv_recorded import (  # noqa: F401  (gather_patches: exported)
@@ -57,6 +63,7 @@ from .conv_recorded import (  # noqa: F401  (gather_patches: exported)
 __all__ = ["conv1d", "conv2d", "conv1d_transpose", "conv2d_transpose", "conv_output_length",
            "deconv_output_length", "deconv_pad_before", "same_pads", "im2col", "col2im",
            "scratch", "clear_scratch", "USE_NUMBA", "USE_WINOGRAD", "WINOGRAD_MIN_CHANNELS",
+           "WINOGRAD_BLOCK_BYTES",
            "patch_index", "gather_patches", "scatter_patches"]
 
 # Set to False to force the plain array-module path on the CPU too (the tests check both).
@@ -64,6 +71,9 @@ USE_NUMBA = HAVE_NUMBA
 # Set to False to use im2col for 3x3 stride-1 convolutions too.
 USE_WINOGRAD = True
 WINOGRAD_MIN_CHANNELS = 16
+# Winograd transforms a block of images at a time: the bytes of a block's transformed tiles and
+# products (16 x tiles x (C + F) values), sized to stay in one core's L2 cache.
+WINOGRAD_BLOCK_BYTES = 1 << 20
 
 
 # ----------------------------------------------------------------------------- shapes
@@ -128,8 +138,8 @@ def _numba_ok(*arrays):
 
 def _winograd_ok(x, KH, KW, sh, sw, dh, dw, groups, C, F, rank):
     return (KH == 3 and KW == 3 and sh == 1 and sw == 1 and dh == 1 and dw == 1 and groups == 1
-            and rank == 2 and C >= WINOGRAD_MIN_CHANNELS and F >= 8 and _numba_ok(x)
-            and x.dtype in (_np.float32, _np.float64) and USE_WINOGRAD)
+            and rank == 2 and C >= WINOGRAD_MIN_CHANNELS and F >= 8 and x.shape[0] > 0
+            and _numba_ok(x) and x.dtype in (_np.float32, _np.float64) and USE_WINOGRAD)
 
 
 # ----------------------------------------------------------------------------- im2col / col2im
@@ -137,9 +147,8 @@ def im2col(xp, x, KH, KW, sh, sw, dh, dw, pt, pl, OH, OW):
     """(N*OH*OW, KH*KW*C) patches of the NHWC array ``x`` (zeros outside it)."""
     N, H, W, C = x.shape
     if _numba_ok(x):
-        x = _np.ascontiguousarray(x)
         cols = scratch((N * OH * OW, KH * KW * C), x.dtype)
-        _im2col_nb(x, cols, KH, KW, sh, sw, dh, dw, pt, pl, OH, OW)
+        _im2col_strided(x, cols, KH, KW, sh, sw, dh, dw, pt, pl, OH, OW)
         return cols
     # pad so every window is inside, then one strided slice per kernel tap
     need_h = (OH - 1) * sh + (KH - 1) * dh + 1
@@ -155,11 +164,49 @@ def im2col(xp, x, KH, KW, sh, sw, dh, dw, pt, pl, OH, OW):
     return cols.reshape(N * OH * OW, KH * KW * C)
 
 
+def _padded(x, pt, pl, OH, OW, KH, KW, sh, sw, dh, dw):
+    """The NumPy array ``x`` with its zero padding (``pt`` rows above, ``pl`` columns left, as
+    many after as the windows need; a negative padding crops), in a scratch buffer when any."""
+    if pt < 0 or pl < 0:
+        x = x[:, max(-pt, 0):, max(-pl, 0):, :]
+        pt, pl = max(pt, 0), max(pl, 0)
+    N, H, W, C = x.shape
+    Hp = max((OH - 1) * sh + (KH - 1) * dh + 1, H + pt)
+    Wp = max((OW - 1) * sw + (KW - 1) * dw + 1, W + pl)
+    if (Hp, Wp) == (H, W):
+        return _np.ascontiguousarray(x)
+    xpad = scratch((N, Hp, Wp, C), x.dtype)
+    xpad[:, :pt] = 0
+    xpad[:, pt + H:] = 0
+    xpad[:, pt:pt + H, :pl] = 0
+    xpad[:, pt:pt + H, pl + W:] = 0
+    xpad[:, pt:pt + H, pl:pl + W] = x
+    return xpad
+
+
+def _im2col_strided(x, cols, KH, KW, sh, sw, dh, dw, pt, pl, OH, OW):
+    """im2col on the CPU: the patches are a strided view of the padded input (its windows
+    overlap), copied into ``cols`` by ONE NumPy copy; with ``dw == 1`` a kernel row's
+    ``KW * C`` values are one contiguous run. (An element-wise Numba loop is several times
+    slower: its runs are too short to vectorize.)"""
+    xpad = _padded(x, pt, pl, OH, OW, KH, KW, sh, sw, dh, dw)
+    N, C = xpad.shape[0], xpad.shape[3]
+    s0, s1, s2, s3 = xpad.strides
+    if dw == 1:
+        shape = (N, OH, OW, KH, KW * C)
+        strides = (s0, sh * s1, sw * s2, dh * s1, s3)
+    else:
+        shape = (N, OH, OW, KH, KW, C)
+        strides = (s0, sh * s1, sw * s2, dh * s1, dw * s2, s3)
+    patches = _np.lib.stride_tricks.as_strided(xpad, shape, strides, writeable=False)
+    _np.copyto(cols.reshape(shape), patches)
+
+
 def col2im(xp, dcols, shape, KH, KW, sh, sw, dh, dw, pt, pl, OH, OW):
     """The adjoint of :func:`im2col`: scatter-add the patch rows back into an NHWC array."""
     N, H, W, C = shape
     if _numba_ok(dcols):
-        dx = _np.zeros(shape, dtype=dcols.dtype)
+        dx = zeroed(shape, dcols.dtype)
         _col2im_nb(_np.ascontiguousarray(dcols), dx, KH, KW, sh, sw, dh, dw, pt, pl, OH, OW)
         return dx
     need_h = (OH - 1) * sh + (KH - 1) * dh + 1
@@ -180,7 +227,8 @@ def _bias_act(xp, z, b, relu):
     if b is None and not relu:
         return z
     if _numba_ok(z) and (b is None or type(b) is _np.ndarray):
-        _bias_act_nb(z, z[0] if b is None else _np.ascontiguousarray(b, dtype=z.dtype),
+        _bias_act_nb(z, _np.zeros(z.shape[1], z.dtype) if b is None
+                     else _np.ascontiguousarray(b, dtype=z.dtype),
                      b is not None, relu)
         return z
     if b is not None:
@@ -194,7 +242,7 @@ def _act_grad(xp, dy2, y2, relu, want_db):
     """(dz, db): the cotangent before the fused ReLU and the bias gradient (or None)."""
     if relu:
         if _numba_ok(dy2, y2):
-            dz = _np.empty_like(dy2)
+            dz = scratch(dy2.shape, dy2.dtype)
             db = _np.zeros(dy2.shape[1], dtype=_np.float64)
             _relu_grad_nb(_np.ascontiguousarray(dy2), _np.ascontiguousarray(y2), dz, db,
                           _np.zeros(dy2.shape[1], dtype=dy2.dtype))
@@ -204,6 +252,17 @@ def _act_grad(xp, dy2, y2, relu, want_db):
         dz = dy2
     db = dz.sum(axis=0, dtype=xp.float64).astype(dz.dtype) if want_db else None
     return dz, db
+
+
+def _bias_grad(xp, db, bias, dtype, dev):
+    """The bias's gradient ``db`` in the bias's dtype, written into a strategy's bucket when
+    the tape offers one for ``bias``."""
+    db = _cast(xp, db, dtype)
+    into = destination(bias, db.shape, db.dtype) if type(db) is _np.ndarray else None
+    if into is None:
+        return _out(db, dev)
+    into[...] = db
+    return _out(into, dev)
 
 
 def _lazy_act_grad(xp, dy2, y2, relu, want_db):
@@ -255,6 +314,9 @@ def _lift_1d(xa, ka):
 def _grouped_matmul(xp, cols, Kmat, groups, KK, Cg):
     """cols (M, KK*C) @ block-diagonal kernel; returns (out (M, F), the grouped cols)."""
     if groups == 1:
+        if type(cols) is _np.ndarray and type(Kmat) is _np.ndarray:
+            return _np.matmul(cols, Kmat, out=scratch((cols.shape[0], Kmat.shape[1]),
+                                                      _np.result_type(cols, Kmat))), cols
         return cols @ Kmat, cols
     M = cols.shape[0]
     F = Kmat.shape[1]
@@ -307,6 +369,7 @@ def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, 
                          f"{tuple(kernel.shape)}")
     sh, sw = strides
     dh, dw = dilation_rate
+    need = tuple(needs_gradient((x, kernel)))   # which gradients a backward will likely make
 
     def f(*args):
         xa, ka, ba, dev, xp, cdt, odt, xshape, kshape = _prep(args, rank)
@@ -327,7 +390,7 @@ def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, 
         bc = None if ba is None else _cast(xp, ba, cdt)
         if _winograd_ok(xc, KH, KW, sh, sw, dh, dw, groups, C, F, rank):
             return _winograd_conv(args, name, xa, ka, ba, dev, xc, kc, bc, relu, pt, pl, OH, OW,
-                                  odt, xshape, kshape)
+                                  odt, xshape, kshape, need)
         KK = KH * KW
         cols = im2col(xp, xc, KH, KW, sh, sw, dh, dw, pt, pl, OH, OW)
         Kmat = kc.reshape(KK * Cg, F)
@@ -366,6 +429,11 @@ def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, 
 
             def dk():
                 dz = dz_db()[0]
+                into = destination(args[1], kshape, kdtype) if (
+                    groups == 1 and kdtype == cdt and type(dz) is _np.ndarray) else None
+                if into is not None:     # straight into a strategy's bucket: the same GEMM
+                    _np.matmul(A.T, dz, out=into.reshape(A.shape[1], F))
+                    return _out(into, dev)
                 if groups == 1:
                     g = A.T @ dz
                 else:
@@ -376,7 +444,7 @@ def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, 
                 return _out(_cast(xp, g, kdtype).reshape(kshape), dev)
 
             def db():
-                return _out(_cast(xp, dz_db()[1], bdtype), dev)
+                return _bias_grad(xp, dz_db()[1], args[2], bdtype, dev)
 
             return LazyGrads([dx, dk] + ([db] if n_args > 2 else []))
 
@@ -389,23 +457,49 @@ def _conv(x, kernel, bias, strides, padding, dilation_rate, groups, activation, 
     return backend_op(name)(f)(*args)
 
 
+def _wino_blocks(N, TT, C, F, itemsize):
+    """``(i, j, t0, t1)``: images ``i:j`` and their tiles ``t0:t1``, in blocks whose transformed
+    tiles (``16 x tiles x (C + F)`` values) fit ``WINOGRAD_BLOCK_BYTES`` (at least one image)."""
+    tiles = max(1, WINOGRAD_BLOCK_BYTES // (16 * (C + F) * itemsize))
+    nb = max(1, tiles // TT)
+    return [(i, min(i + nb, N), i * TT, min(i + nb, N) * TT) for i in range(0, N, nb)]
+
+
+def _block_buffer(blocks, cols, dtype):
+    """``view(tiles)``: a contiguous ``(16, tiles, cols)`` view of one scratch buffer sized for
+    the largest block (held until ``view`` is dropped)."""
+    most = max(t1 - t0 for _, _, t0, t1 in blocks)
+    flat = scratch((16 * most * cols,), dtype)
+    return lambda tiles: flat[:16 * tiles * cols].reshape(16, tiles, cols)
+
+
 def _winograd_conv(args, name, xa, ka, ba, dev, xc, kc, bc, relu, pt, pl, OH, OW, odt, xshape,
-                   kshape):
-    """The forward of a 3x3 stride-1 conv2d by Winograd F(2x2, 3x3), and its grad_fn."""
+                   kshape, need):
+    """The forward of a 3x3 stride-1 conv2d by Winograd F(2x2, 3x3), and its grad_fn.
+
+    The batch goes through in blocks of images (``_wino_blocks``): a block's transformed tiles
+    and their products stay in the core's L2 cache between the transform, the 16 GEMMs and the
+    inverse transform, which the whole batch's (tens of MB) would not. The input's transformed
+    tiles ``V`` are kept whole for the kernel's gradient. The backward makes the cotangent's
+    transform once per block and feeds both gradients from it: those the tape follows
+    (``need``: input, kernel) in one pass, any other the tape asks for in a pass of its own."""
     N, H, W, C = xc.shape
     F = kc.shape[3]
     TH, TW = (OH + 1) // 2, (OW + 1) // 2
     T = N * TH * TW
     cdt = xc.dtype
     xc = _np.ascontiguousarray(xc)
-    V = _np.empty((16, T, C), dtype=cdt)
-    _wino_in_nb(xc, V, pt, pl, TH, TW)
+    blocks = _wino_blocks(N, TH * TW, C, F, cdt.itemsize)
+    V = scratch((16, T, C), cdt)
     U = _wino_kernel(kc)
-    M = _np.matmul(V, U, out=scratch((16, T, F), cdt))
-    y = _np.empty((N, OH, OW, F), dtype=cdt)
-    _wino_out_nb(M, y, _np.zeros(F, cdt) if bc is None else _np.ascontiguousarray(bc), bc is not None,
-                 relu, TH, TW)
-    del M
+    y = scratch((N, OH, OW, F), cdt)
+    bias = _np.zeros(F, cdt) if bc is None else _np.ascontiguousarray(bc)
+    m_block = _block_buffer(blocks, F, cdt)
+    for i, j, t0, t1 in blocks:
+        _wino_in_nb(xc[i:j], V, pt, pl, TH, TW, t0)
+        M = _np.matmul(V[:, t0:t1], U, out=m_block(t1 - t0))
+        _wino_out_nb(M, y[i:j], bias, bc is not None, relu, TH, TW)
+    del M, m_block    # the block buffer goes back to the scratch pool
     y2 = y.reshape(-1, F)
     y_out = y if odt == cdt else y.astype(odt)
     xdt, kdt = xa.dtype, ka.dtype
@@ -420,30 +514,54 @@ def _winograd_conv(args, name, xa, ka, ba, dev, xc, kc, bc, relu, pt, pl, OH, OW
         dya = _unwrap(dy)[0]
         dya = (dya if dya.dtype == cdt else dya.astype(cdt)).reshape(-1, F)
         dz_db = _lazy_act_grad(_np, dya, y2, relu, n_args > 2)
-        cache = {}
+        done, returned = {}, set()
 
-        def dM():
-            if "dM" not in cache:
-                dz = _np.ascontiguousarray(dz_db()[0]).reshape(N, OH, OW, F)
-                out = scratch((16, T, F), cdt)
-                _wino_dout_nb(dz, out, TH, TW)
-                cache["dM"] = out
-            return cache["dM"]
+        def backward_pass(want_dx, want_dk):
+            """dx (N, H, W, C) and dU (16, C, F) from one transform of the cotangent per block."""
+            dz = _np.ascontiguousarray(dz_db()[0]).reshape(N, OH, OW, F)
+            g = zeroed((N, H, W, C), cdt) if want_dx else None
+            dU = _np.empty((16, C, F), cdt) if want_dk else None
+            part = scratch((16, C, F), cdt) if want_dk and len(blocks) > 1 else None
+            dm_block = _block_buffer(blocks, F, cdt)
+            dv_block = _block_buffer(blocks, C, cdt) if want_dx else None
+            for i, j, t0, t1 in blocks:
+                dM = dm_block(t1 - t0)
+                _wino_dout_nb(dz[i:j], dM, TH, TW)
+                if want_dx:
+                    dV = _np.matmul(dM, U.transpose(0, 2, 1), out=dv_block(t1 - t0))
+                    _wino_din_nb(dV, g[i:j], pt, pl, TH, TW)
+                if want_dk:
+                    Vt = V[:, t0:t1].transpose(0, 2, 1)
+                    if t0 == 0:
+                        _np.matmul(Vt, dM, out=dU)
+                    else:
+                        dU += _np.matmul(Vt, dM, out=part)
+            if want_dx:
+                done["dx"] = g
+            if want_dk:
+                done["dU"] = dU
 
         def dx():
-            dV = _np.matmul(dM(), U.transpose(0, 2, 1), out=scratch((16, T, C), cdt))
-            g = _np.zeros((N, H, W, C), dtype=cdt)
-            _wino_din_nb(dV, g, pt, pl, TH, TW)
+            if "dx" not in done:
+                backward_pass(True, need[1] and "dU" not in done and "dU" not in returned)
+            g = done.pop("dx")
+            returned.add("dx")
             return _out((g if g.dtype == xdt else g.astype(xdt)).reshape(xshape), dev)
 
         def dk():
-            dU = _np.matmul(V.transpose(0, 2, 1), dM())
+            if "dU" not in done:
+                backward_pass(need[0] and "dx" not in done and "dx" not in returned, True)
+            dU = done.pop("dU")
+            returned.add("dU")
+            into = destination(args[1], kshape, kdt) if kdt == cdt else None
+            if into is not None:         # straight into a strategy's bucket: the same sums
+                _wino_kernel_adjoint(dU, out=into.reshape(3, 3, C, F))
+                return _out(into, dev)
             g = _wino_kernel_adjoint(dU)
             return _out(g.astype(kdt).reshape(kshape), dev)
 
         def db():
-            g = dz_db()[1]
-            return _out(g if g.dtype == bdt else g.astype(bdt), dev)
+            return _bias_grad(_np, dz_db()[1], args[2], bdt, dev)
 
         return LazyGrads([dx, dk] + ([db] if n_args > 2 else []))
 
@@ -536,11 +654,16 @@ def _conv_t(x, kernel, bias, output_shape, strides, padding, dilation_rate, acti
                 return _out(_cast(xp, g, xdt).reshape(xshape), dev)
 
             def dk():
+                into = destination(args[1], kshape, kdt) if (
+                    kdt == cdt and type(x2) is _np.ndarray) else None
+                if into is not None:     # straight into a strategy's bucket: the same GEMM
+                    _np.matmul(cols().T, x2, out=into.reshape(KK * Co, Cin))
+                    return _out(into, dev)
                 g = cols().T @ x2                # (KK*Co, Cin)
                 return _out(_cast(xp, g, kdt).reshape(kshape), dev)
 
             def db():
-                return _out(_cast(xp, dz_db()[1], bdt), dev)
+                return _bias_grad(xp, dz_db()[1], args[2], bdt, dev)
 
             return LazyGrads([dx, dk] + ([db] if n_args > 2 else []))
 

@@ -1,4 +1,4 @@
-"""The Numba kernels of the convolutions: im2col / col2im, bias + ReLU and its gradient, and
+"""The Numba kernels of the convolutions: col2im, bias + ReLU and its gradient, and
 Winograd F(2x2, 3x3) (the tile transforms, forward and adjoint, and the kernel transform).
 They run on NumPy arrays only; :mod:`.conv` chooses when to use them."""
 from __future__ import annotations
@@ -10,49 +10,8 @@ from ._common import _njit
 
 # ----------------------------------------------------------------------------- Numba kernels
 @_njit
-def _im2col_nb(x, cols, KH, KW, sh, sw, dh, dw, pt, pl, OH, OW):
-    """cols[(n, oh, ow), (i, j, c)] = x[n, oh*sh - pt + i*dh, ow*sw - pl + j*dw, c] (0 outside);
-    flat indexing, and one contiguous run per kernel row when dw == 1 and the row is inside."""
-    N, H, W, C = x.shape
-    xf = x.reshape(-1)
-    cf = cols.reshape(-1)
-    RC = KH * KW * C
-    KWC = KW * C
-    zero = 0
-    for n in range(N):
-        for oh in range(OH):
-            for ow in range(OW):
-                dst0 = ((n * OH + oh) * OW + ow) * RC
-                w0 = ow * sw - pl
-                full_w = w0 >= 0 and w0 + (KW - 1) * dw < W
-                for i in range(KH):
-                    ih = oh * sh - pt + i * dh
-                    dst = dst0 + i * KWC
-                    if ih < 0 or ih >= H:
-                        for q in range(KWC):
-                            cf[dst + q] = zero
-                        continue
-                    row = (n * H + ih) * W
-                    if full_w and dw == 1:
-                        src = (row + w0) * C
-                        for q in range(KWC):
-                            cf[dst + q] = xf[src + q]
-                        continue
-                    for j in range(KW):
-                        iw = w0 + j * dw
-                        d = dst + j * C
-                        if iw >= 0 and iw < W:
-                            src = (row + iw) * C
-                            for c in range(C):
-                                cf[d + c] = xf[src + c]
-                        else:
-                            for c in range(C):
-                                cf[d + c] = zero
-
-
-@_njit
 def _col2im_nb(dcols, dx, KH, KW, sh, sw, dh, dw, pt, pl, OH, OW):
-    """The adjoint of _im2col_nb: dx (zeroed) += the patch rows, scattered back."""
+    """The adjoint of im2col: dx (zeroed) += the patch rows, scattered back."""
     N, H, W, C = dx.shape
     xf = dx.reshape(-1)
     cf = dcols.reshape(-1)
@@ -125,15 +84,15 @@ _WINO_G = _np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0
 
 
 @_njit
-def _wino_in_nb(x, V, pt, pl, TH, TW):
-    """V[4a+b, tile, c] = (B^T d B)[a, b] for the 4x4 input tile d at (2ty - pt, 2tx - pl)."""
+def _wino_in_nb(x, V, pt, pl, TH, TW, tile0):
+    """V[4a+b, tile0 + tile, c] = (B^T d B)[a, b] for the 4x4 input tile d at (2ty - pt, 2tx - pl)."""
     N, H, W, C = x.shape
     d = _np.empty((16, C), x.dtype)
     t = _np.empty((16, C), x.dtype)
     for n in range(N):
         for ty in range(TH):
             for tx in range(TW):
-                ti = (n * TH + ty) * TW + tx
+                ti = tile0 + (n * TH + ty) * TW + tx
                 h0 = 2 * ty - pt
                 w0 = 2 * tx - pl
                 for a in range(4):
@@ -291,7 +250,8 @@ def _wino_kernel(k):
     return _np.ascontiguousarray(_np.einsum("ai,ijcf,bj->abcf", G, k, G).reshape(16, C, F))
 
 
-def _wino_kernel_adjoint(dU):
+def _wino_kernel_adjoint(dU, out=None):
+    """The (3, 3, C, F) kernel gradient of the transformed one ``dU`` (into ``out`` if given)."""
     G = _WINO_G.astype(dU.dtype)
     C, F = dU.shape[1], dU.shape[2]
-    return _np.einsum("ai,abcf,bj->ijcf", G, dU.reshape(4, 4, C, F), G)
+    return _np.einsum("ai,abcf,bj->ijcf", G, dU.reshape(4, 4, C, F), G, out=out)

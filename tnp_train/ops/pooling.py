@@ -23,6 +23,7 @@ from ..autodiff.primitive import backend_op
 from ..autodiff.tape import hand_written_backward
 from ..autodiff.vjps.indexing import untake as _untake
 from . import conv as _conv
+from ._common import scratch, zeroed
 from .conv import LazyGrads, _njit, _out, _unwrap
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "pool_output_length"]
@@ -276,8 +277,8 @@ def _pool(x, pool_size, strides, padding, rank, kind, name):
         if kind == "max":
             if fast:
                 xc = _np.ascontiguousarray(xc)
-                y = _np.empty((N, OH, OW, C), dtype=cdt)
-                idx = _np.empty((N, OH, OW, C), dtype=_np.int32)
+                y = scratch((N, OH, OW, C), cdt)
+                idx = scratch((N, OH, OW, C), _np.int32)
                 _maxpool_fwd_nb(xc, y, idx, PH, PW, sh, sw, pt, pl)
                 saved = idx
             else:
@@ -286,7 +287,7 @@ def _pool(x, pool_size, strides, padding, rank, kind, name):
         else:
             if fast:
                 xc = _np.ascontiguousarray(xc)
-                y = _np.empty((N, OH, OW, C), dtype=cdt)
+                y = scratch((N, OH, OW, C), cdt)
                 _avgpool_fwd_nb(xc, y, PH, PW, sh, sw, pt, pl)
                 saved = None
             else:
@@ -312,16 +313,16 @@ def _pool(x, pool_size, strides, padding, rank, kind, name):
                 d = _unwrap(dy)[0]
                 d = (d if d.dtype == cdt else d.astype(cdt)).reshape(N, OH, OW, C)
                 if kind == "max" and fast and tiled:
-                    g = _np.empty((N, H * W, C), dtype=cdt)
+                    g = scratch((N, H * W, C), cdt)
                     _maxpool_bwd_tiled_nb(_np.ascontiguousarray(d), saved, g, PH, PW,
                                           _np.zeros(1, dtype=cdt))
                 elif kind == "max" and fast:
-                    g = _np.zeros((N, H * W, C), dtype=cdt)
+                    g = zeroed((N, H * W, C), cdt)
                     _maxpool_bwd_nb(_np.ascontiguousarray(d), saved, g)
                 elif kind == "max":
                     g = _maxpool_bwd_xp(xp, d, saved[0], (N, H, W, C), PH, PW, sh, sw, saved[1], OH, OW)
                 elif fast:
-                    g = _np.zeros((N, H, W, C), dtype=cdt)
+                    g = zeroed((N, H, W, C), cdt)
                     _avgpool_bwd_nb(_np.ascontiguousarray(d), g, PH, PW, sh, sw, pt, pl)
                 else:
                     cnt, pads = saved
