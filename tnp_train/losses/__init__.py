@@ -108,8 +108,8 @@ class Loss:
             per = per.astype("float32")
         if sample_weight is not None:
             dev = device_of(per)
-            per = per * wrap(broadcast_weights(self.name, sample_weight, per.shape, per.dtype,
-                                               device=dev), dev)
+            w = broadcast_weights(self.name, sample_weight, per.shape, per.dtype, device=dev)
+            per = per * (w if isinstance(w, tnp.ndarray) else wrap(w, dev))   # (traced: tnp)
         if reduction == "none":
             return per
         if reduction == "sum" or per.size == 0:

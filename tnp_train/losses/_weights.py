@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as _np
 
-from tnp.extend import array_module, is_floating
+import tnp
+from tnp.extend import array_module, device_of, is_floating, is_tnp_array, tracing as _tracing
 
 from ._values import backend_on
 
@@ -12,8 +13,12 @@ def broadcast_weights(who, sample_weight, shape, dtype, device=None):
     """``sample_weight`` as an array of ``shape`` (NumPy, or with ``device`` a backend array on
     it): trailing 1-dimensions beyond the rank of ``shape`` are dropped, missing trailing
     dimensions are added (weights per sample for per-timestep values), then NumPy
-    broadcasting; ValueError naming ``who`` otherwise."""
-    if device is None:
+    broadcasting; ValueError naming ``who`` otherwise. While a step is traced, a tnp array
+    ``sample_weight`` (the batch's weights) gives a tnp array: the same operations, traced."""
+    if device is not None and _tracing() and is_tnp_array(sample_weight):
+        xp, w = tnp, sample_weight if device_of(sample_weight) is device else \
+            sample_weight.to_device(device)
+    elif device is None:
         xp, w = _np, _np.asarray(sample_weight)
     else:
         xp, w = array_module(device), backend_on(sample_weight, device)

@@ -114,6 +114,9 @@ def _traced(pred, target, *, sparse, from_logits, axis, smoothing, weights, divi
         # the common case (a classifier's logits): the eager kernel's own formulas, forward and
         # backward, so a compiled step computes the eager step's bits
         return _sparse_logits_traced(p, labels, onehot, weights, divisor, ct)
+    if not sparse and from_logits and not is_tnp_array(divisor) and nd >= 1:
+        # categorical cross-entropy of logits (or of a softmax output, from its logits)
+        return _dense_logits_traced(p, target, smoothing, weights, divisor, ct)
     return _plain(p, target, sparse=sparse, from_logits=from_logits, axis=-1,
                   smoothing=smoothing, weights=weights, divisor=divisor, onehot=onehot, bad=bad)
 
@@ -151,6 +154,52 @@ def _sparse_logits_traced(pred, labels, onehot, weights, divisor, ct):
             return dz.astype(p.dtype) if dz.dtype != p.dtype else dz
         return out, grad
     return xent(pred)
+
+
+def _dense_logits_traced(pred, target, smoothing, weights, divisor, ct):
+    """Categorical cross-entropy of logits (class axis last) against a dense target in tnp
+    operations, with the forward and backward formulas of :func:`crossentropy`'s kernel, step
+    for step (traced): a compiled step gives the eager step's bits."""
+    lead = tuple(pred.shape[:-1])
+    n_classes = pred.shape[-1]
+
+    @custom_gradient
+    def xent(p, target):
+        a = p.astype(ct) if p.dtype != ct else p
+        t = target.astype(ct)
+        if smoothing:
+            t = t * (1 - smoothing) + smoothing / n_classes
+        z = a - a.max(axis=-1, keepdims=True)
+        logq = z - tnp.log(tnp.exp(z).sum(axis=-1, keepdims=True))
+        per = -(t * logq).sum(-1)
+        if weights is not None:
+            per = per * weights
+        if divisor is None:
+            out = per
+        elif divisor:
+            out = per.reshape(-1).sum() / ct.type(divisor)
+        else:
+            out = per.reshape(-1).sum() * 0
+
+        def grad(g):
+            gv = g.astype(ct)
+            if divisor is not None:
+                scale = ((gv.astype(_np.float64) / divisor) if divisor else
+                         tnp.zeros((), dtype=_np.float64)).astype(ct)
+                gp = tnp.broadcast_to(scale, lead) if weights is None else weights * scale
+            else:
+                gp = gv if weights is None else gv * weights
+            gcol = gp[..., None]
+            dz = (tnp.exp(logq) * t.sum(-1, keepdims=True) - t) * gcol
+            dt = -logq * gcol
+            if smoothing:
+                dt = dt * (1 - smoothing)
+            dz = dz.astype(p.dtype) if dz.dtype != p.dtype else dz
+            if not is_floating(target.dtype):
+                return dz, None
+            return dz, dt.astype(target.dtype) if dt.dtype != target.dtype else dt
+        return out, grad
+    return xent(pred, target)
 
 
 def crossentropy(pred, target, *, sparse, from_logits, axis=-1, smoothing=0.0, weights=None,

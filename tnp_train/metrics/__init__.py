@@ -17,7 +17,8 @@ from tnp.extend import array_module, backend_array, device_of, wrap
 from ..losses import functions as _lf
 from ..utils.serialization import deserialize_keras_object, get_object, serialize_keras_object
 from ..losses._values import backend_on, input_device
-from .base import Mean, MeanMetricWrapper, Metric, Reduce, Sum, accumulate, div_no_nan
+from .base import (Mean, MeanMetricWrapper, Metric, Reduce, Sum, accumulate, computed_on_host,
+                   div_no_nan)
 from .confusion import (AUC, FalseNegatives, FalsePositives, MeanIoU, Precision,
                         PrecisionAtRecall, Recall, RecallAtPrecision, SensitivityAtSpecificity,
                         SpecificityAtSensitivity, TrueNegatives, TruePositives)
@@ -165,6 +166,7 @@ CosineSimilarity = _named("CosineSimilarity", cosine_similarity, "cosine_similar
                           "dtype=None, axis=-1)``.", axis=-1)
 
 
+@computed_on_host
 class RootMeanSquaredError(Mean):
     """``sqrt(mean((y_pred - y_true)^2))`` over all entries; mirrors
     ``tf.keras.metrics.RootMeanSquaredError(name="root_mean_squared_error", dtype=None)``."""

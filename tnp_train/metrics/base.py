@@ -21,6 +21,7 @@ import numpy as _np
 import tnp
 from tnp.extend import backend_array as _backend
 from tnp.extend import array_module, device_of, effect as _effect, tracing as _tracing, wrap
+from tnp.extend import host_call as _host_call
 
 from .. import initializers as _initializers
 from ..autodiff import Variable, paused as _paused
@@ -53,6 +54,38 @@ def accumulate(var, a, device):
 
 def _add_in_place(v, x):
     v += x
+
+
+def computed_on_host(cls):
+    """Class decorator for a metric whose ``update_state`` and ``result`` compute on backend
+    arrays (sorts, histograms, cumulative sums: the confusion metrics): while a step is traced,
+    its update is an effect of the compiled program (the eager update, at every call, with that
+    call's values) and its result a host call made after it (the eager result of that call's
+    state), so a compiled step gives the eager step's numbers. ``cls._result_shape()`` is the
+    shape of the result (default ``()``)."""
+    update, result = cls.update_state, cls.result
+
+    @functools.wraps(update)
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        if _tracing():
+            _effect(update, self, y_true, y_pred, sample_weight)
+            return None
+        return update(self, y_true, y_pred, sample_weight)
+
+    @functools.wraps(result)
+    def result_(self):
+        if _tracing():
+            shape = self._result_shape() if hasattr(self, "_result_shape") else ()
+            return _host_call(_result_now, result, self, shape=shape, dtype=self._dtype)
+        return result(self)
+
+    update_state._metric_locked = True      # (update holds the lock)
+    cls.update_state, cls.result = update_state, result_
+    return cls
+
+
+def _result_now(result, metric):
+    return _backend(result(metric))
 
 
 def _strategy_of(variable):

@@ -15,7 +15,7 @@ from tnp.extend import array_module, backend_array, device_of
 from ..losses._values import backend_on, input_device, poison, reads_free
 from ..losses.functions import match_shapes
 from ..losses._weights import broadcast_weights
-from .base import Metric, accumulate, div_no_nan
+from .base import Metric, accumulate, computed_on_host, div_no_nan
 
 __all__ = ["TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "Precision",
            "Recall", "AUC", "MeanIoU", "SensitivityAtSpecificity", "SpecificityAtSensitivity",
@@ -137,6 +137,7 @@ def _sigmoid(xp, x):
     return 1.0 / (1.0 + xp.exp(-x))
 
 
+@computed_on_host
 class _ConfusionCount(Metric):
     """One confusion count at ``thresholds`` (default 0.5)."""
     _which = 0  # index into (tp, fp, tn, fn)
@@ -153,6 +154,9 @@ class _ConfusionCount(Metric):
                                              device_of(self.accumulator))
         c = _counts(xp, dev, t.ravel(), p.ravel(), None if w is None else w.ravel(), self._sorted)
         _add_counts(xp, self.accumulator, c[self._which], dev, outside)
+
+    def _result_shape(self):
+        return () if len(self.thresholds) == 1 else (len(self.thresholds),)
 
     def result(self):
         a = backend_array(self.accumulator)
@@ -184,6 +188,7 @@ class FalseNegatives(_ConfusionCount):
     _which = 3
 
 
+@computed_on_host
 class _PrecisionRecall(Metric):
     _second = "false_positives"
 
@@ -211,6 +216,9 @@ class _PrecisionRecall(Metric):
         _add_counts(xp, getattr(self, self._second),
                     fp if self._second == "false_positives" else fn, dev, outside)
 
+    def _result_shape(self):
+        return () if len(self.thresholds) == 1 else (len(self.thresholds),)
+
     def result(self):
         dev = device_of(self.true_positives)
         tp = backend_array(self.true_positives)
@@ -236,6 +244,7 @@ class Recall(_PrecisionRecall):
     _second = "false_negatives"
 
 
+@computed_on_host
 class _SensitivitySpecificity(Metric):
     """TF 2.4's ``SensitivitySpecificityBase``: the four confusion counts at ``num_thresholds``
     evenly spaced thresholds in [0, 1] (0.5 alone for one), and the best value of one rate
@@ -334,6 +343,7 @@ class RecallAtPrecision(_SensitivitySpecificity):
         super().__init__(precision, num_thresholds, class_id, name, dtype)
 
 
+@computed_on_host
 class AUC(Metric):
     """Area under the ROC or PR curve from confusion counts at ``num_thresholds`` evenly spaced
     thresholds (plus one just below 0 and one just above 1); mirrors
@@ -495,6 +505,7 @@ class AUC(Metric):
                 "from_logits": self.from_logits}
 
 
+@computed_on_host
 class MeanIoU(Metric):
     """Mean over classes of ``tp / (tp + fp + fn)`` from an accumulated confusion matrix (rows
     true, columns predicted; classes that never occur are left out of the mean); mirrors

@@ -72,12 +72,17 @@ def _dense_traced(x, kernel, bias, relu):
     out_dtype = tnp.result_type(x.dtype, kernel.dtype)
     low = out_dtype in _LOW
     xc, wc = (x.astype(tnp.float32), kernel.astype(tnp.float32)) if low else (x, kernel)
-    y = tnp.matmul(xc, wc)
+    # inputs of another rank as ONE (rows, features) GEMM, as the eager op (a batched matmul
+    # would sum the kernel's gradient batch by batch: other roundings)
+    lead = tuple(x.shape[:-1])
+    y = tnp.matmul(tnp.reshape(xc, (-1, x.shape[-1])) if x.ndim != 2 else xc, wc)
     if bias is not None:
         y = y + bias
     if relu:
         y = tnp.maximum(y, 0)
-    return y.astype(out_dtype) if low else y
+    if low:
+        y = y.astype(out_dtype)
+    return tnp.reshape(y, lead + (kernel.shape[-1],)) if x.ndim != 2 else y
 
 
 def _make_backward(xa, wa, y, relu, has_bias, need_dx, dev, kernel=None, bias=None):

@@ -148,7 +148,9 @@ def _full_cotangent(g, fname, a, v, mode):
 
 # ============================================================================ linear algebra
 def _is_complex(x):
-    return _np.issubdtype(getattr(x, "dtype", _np.asarray(x).dtype), _np.complexfloating)
+    # (the dtype of an array, never its values: a traced cotangent has no values)
+    dtype = x.dtype if hasattr(x, "dtype") else _np.asarray(x).dtype
+    return _np.issubdtype(dtype, _np.complexfloating)
 
 
 def _real_dtype(x):

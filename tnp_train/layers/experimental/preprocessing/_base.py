@@ -9,14 +9,63 @@ outputs land on the device of the numeric input, or the default device for strin
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as _np
 
 import tnp
 from tnp.extend import array_module, device_of as _device_of, get_default_device as _default_device
+from tnp.extend import UnsupportedTrace as _UnsupportedTrace, primitive as _primitive
+from tnp.extend import tracing as _tracing
 
 from ...base import Layer
 
-__all__ = ["PreprocessingLayer", "to_host", "to_strings", "is_string_array", "to_device_array"]
+__all__ = ["PreprocessingLayer", "to_host", "to_strings", "is_string_array", "to_device_array",
+           "computed_on_host"]
+
+
+def computed_on_host(call):
+    """Decorator for a preprocessing layer's ``call(self, inputs)`` that computes on host arrays
+    (a lookup, a hash, a histogram): while a function is traced (a compiled ``fit`` step) and
+    ``inputs`` is a tnp array, the call is ONE primitive node of the program, which runs the
+    eager ``call`` at every run with that run's inputs and the layer's state then (a vocabulary
+    set later is used): the compiled step gives the eager step's values. Its output is not
+    differentiated, as eagerly (the inputs become host arrays). A layer whose output's shape
+    depends on the data (``self._output_shape_fixed()`` false) runs such a step eagerly; a run
+    whose output's shape or dtype is not the traced one (the layer's state changed its width)
+    is a ValueError naming the layer, never a silently reshaped value."""
+    @functools.wraps(call)
+    def traced_or_now(self, inputs):
+        if _tracing() and isinstance(inputs, tnp.ndarray):
+            if not self._output_shape_fixed():
+                raise _UnsupportedTrace(
+                    f"{type(self).__name__} {self.name!r}: the size of its output depends on "
+                    f"the data (set output_sequence_length to compile it); it runs eagerly")
+            return _primitive(_checked_call, call, self, inputs, _Traced(),
+                              name=f"{type(self).__name__}.call")
+        return call(self, inputs)
+    return traced_or_now
+
+
+class _Traced:
+    """The output's shape and dtype seen while tracing (the first run of a primitive)."""
+    __slots__ = ("spec",)
+
+    def __init__(self):
+        self.spec = None
+
+
+def _checked_call(call, layer, inputs, traced):
+    out = call(layer, inputs)
+    spec = (tuple(out.shape), out.dtype)
+    if traced.spec is None:
+        traced.spec = spec
+    elif spec != traced.spec:
+        raise ValueError(f"{type(layer).__name__} {layer.name!r}: the compiled step was traced "
+                         f"with an output of shape {traced.spec[0]} and dtype {traced.spec[1]}, "
+                         f"this call gives shape {spec[0]} and dtype {spec[1]} (the layer's "
+                         f"state changed since); call compile() again")
+    return out
 
 
 def to_host(x):
@@ -126,6 +175,11 @@ class PreprocessingLayer(Layer):
         if not seen:
             raise ValueError(f"{who}: the data is empty")
         self._finalize_state()
+
+    def _output_shape_fixed(self):
+        """Whether the output's shape follows from the input's (not from the data): a call
+        of a compiled step is then one primitive node (see :func:`computed_on_host`)."""
+        return True
 
     def _reset_state(self):  # pragma: no cover - overridden
         raise NotImplementedError

@@ -7,7 +7,8 @@ import itertools
 
 import numpy as _np
 
-from ._base import PreprocessingLayer, is_string_array, to_device_array, to_host, to_strings
+from ._base import (PreprocessingLayer, computed_on_host, is_string_array, to_device_array,
+                    to_host, to_strings)
 from ._hash import fingerprint64, siphash24
 
 __all__ = ["CategoryEncoding", "Discretization", "Hashing", "CategoryCrossing"]
@@ -95,6 +96,7 @@ class CategoryEncoding(PreprocessingLayer):
             self._idf = _np.log(1 + self._docs / (1 + df))
         del self._max_seen, self._docs, self._df
 
+    @computed_on_host
     def call(self, inputs):
         a = self._rows(to_host(inputs), self.name)
         if self.max_tokens is None:
@@ -152,6 +154,7 @@ class Discretization(PreprocessingLayer):
     def bin_boundaries(self):
         return self.bins
 
+    @computed_on_host
     def call(self, inputs):
         a = to_host(inputs)
         if a.dtype.kind not in "iuf":
@@ -208,6 +211,7 @@ class Hashing(PreprocessingLayer):
         self.num_bins = int(num_bins)
         self.salt = salt
 
+    @computed_on_host
     def call(self, inputs):
         if isinstance(inputs, (list, tuple)) and inputs and \
                 all(hasattr(x, "shape") for x in inputs):

@@ -16,7 +16,8 @@ import collections
 
 import numpy as _np
 
-from ._base import PreprocessingLayer, is_string_array, to_device_array, to_host, to_strings
+from ._base import (PreprocessingLayer, computed_on_host, is_string_array, to_device_array,
+                    to_host, to_strings)
 from ._hash import fingerprint64
 
 __all__ = ["StringLookup", "IntegerLookup"]
@@ -175,6 +176,7 @@ class _IndexLookup(PreprocessingLayer):
             return out.astype(str)
         return out.astype(_np.int64)
 
+    @computed_on_host
     def call(self, inputs):
         a = to_host(inputs)
         if self.invert:

@@ -17,7 +17,7 @@ import re
 
 import numpy as _np
 
-from ._base import PreprocessingLayer, to_device_array, to_host, to_strings
+from ._base import PreprocessingLayer, computed_on_host, to_device_array, to_host, to_strings
 from .lookup import StringLookup
 
 __all__ = ["TextVectorization"]
@@ -211,6 +211,12 @@ class TextVectorization(PreprocessingLayer):
         rows = _np.repeat(_np.arange(len(toks)), [len(t) for t in toks])
         return self._lookup.lookup(flat), rows
 
+    def _output_shape_fixed(self):
+        # token ids of split text: as long as the longest text unless output_sequence_length
+        return not (self.output_mode == INT and self.split is not None and
+                    self.output_sequence_length is None)
+
+    @computed_on_host
     def call(self, inputs):
         s, toks = self._tokens(inputs, self.name)
         if self.output_mode == INT:
