@@ -121,6 +121,30 @@ def _traced(pred, target, *, sparse, from_logits, axis, smoothing, weights, divi
                   smoothing=smoothing, weights=weights, divisor=divisor, onehot=onehot, bad=bad)
 
 
+def _traced_reduction(per, weights, divisor, ct):
+    """The traced cross-entropies' loss from the per-row values ``per``, as the kernel reduces
+    them: weighted, then kept per row (``divisor`` None), or summed and divided by
+    ``divisor`` (0: a zero loss)."""
+    if weights is not None:
+        per = per * weights
+    if divisor is None:
+        return per
+    if divisor:
+        return per.reshape(-1).sum() / ct.type(divisor)
+    return per.reshape(-1).sum() * 0
+
+
+def _traced_row_cotangent(g, weights, divisor, lead, ct):
+    """The per-row cotangent of :func:`_traced_reduction` for the loss's cotangent ``g``
+    (rows shaped ``lead``), as the kernel's backward computes it."""
+    gv = g.astype(ct)
+    if divisor is not None:
+        scale = ((gv.astype(_np.float64) / divisor) if divisor else
+                 tnp.zeros((), dtype=_np.float64)).astype(ct)
+        return tnp.broadcast_to(scale, lead) if weights is None else weights * scale
+    return gv if weights is None else gv * weights
+
+
 def _sparse_logits_traced(pred, labels, onehot, weights, divisor, ct):
     """Sparse cross-entropy of logits (class axis last) in tnp operations, with the forward and
     backward formulas of :func:`crossentropy`'s kernel, step for step (traced)."""
@@ -132,24 +156,10 @@ def _sparse_logits_traced(pred, labels, onehot, weights, divisor, ct):
         z = a - a.max(axis=-1, keepdims=True)
         logq = z - tnp.log(tnp.exp(z).sum(axis=-1, keepdims=True))
         per = -tnp.take_along_axis(logq, labels[..., None], axis=-1)[..., 0]
-        if weights is not None:
-            per = per * weights
-        if divisor is None:
-            out = per
-        elif divisor:
-            out = per.reshape(-1).sum() / ct.type(divisor)
-        else:
-            out = per.reshape(-1).sum() * 0
+        out = _traced_reduction(per, weights, divisor, ct)
 
         def grad(g):
-            gv = g.astype(ct)
-            if divisor is not None:
-                scale = ((gv.astype(_np.float64) / divisor) if divisor else
-                         tnp.zeros((), dtype=_np.float64)).astype(ct)
-                gp = tnp.broadcast_to(scale, lead) if weights is None else weights * scale
-            else:
-                gp = gv if weights is None else gv * weights
-            gcol = gp[..., None]
+            gcol = _traced_row_cotangent(g, weights, divisor, lead, ct)[..., None]
             dz = tnp.exp(logq) * gcol - onehot * gcol
             return dz.astype(p.dtype) if dz.dtype != p.dtype else dz
         return out, grad
@@ -172,24 +182,10 @@ def _dense_logits_traced(pred, target, smoothing, weights, divisor, ct):
         z = a - a.max(axis=-1, keepdims=True)
         logq = z - tnp.log(tnp.exp(z).sum(axis=-1, keepdims=True))
         per = -(t * logq).sum(-1)
-        if weights is not None:
-            per = per * weights
-        if divisor is None:
-            out = per
-        elif divisor:
-            out = per.reshape(-1).sum() / ct.type(divisor)
-        else:
-            out = per.reshape(-1).sum() * 0
+        out = _traced_reduction(per, weights, divisor, ct)
 
         def grad(g):
-            gv = g.astype(ct)
-            if divisor is not None:
-                scale = ((gv.astype(_np.float64) / divisor) if divisor else
-                         tnp.zeros((), dtype=_np.float64)).astype(ct)
-                gp = tnp.broadcast_to(scale, lead) if weights is None else weights * scale
-            else:
-                gp = gv if weights is None else gv * weights
-            gcol = gp[..., None]
+            gcol = _traced_row_cotangent(g, weights, divisor, lead, ct)[..., None]
             dz = (tnp.exp(logq) * t.sum(-1, keepdims=True) - t) * gcol
             dt = -logq * gcol
             if smoothing:
