@@ -21,7 +21,9 @@ step computes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 import traceback
 import warnings
@@ -476,12 +478,30 @@ def _adapted(layer, data):
 
 
 # ----------------------------------------------------------------------------- running
+# --strategy: the distribution strategy every model is built and compiled in (None: none)
+STRATEGY = None
+
+
+def make_strategy(name):
+    """``--strategy``'s strategy: "multiworker" (MultiWorkerMirroredStrategy; under
+    ``mpiexec -n N`` the N ranks train every component together), "one-device"
+    (OneDeviceStrategy), or None for "none"."""
+    if name == "none":
+        return None
+    if name == "multiworker":
+        return tt.distribute.MultiWorkerMirroredStrategy()
+    if name == "one-device":
+        return tt.distribute.OneDeviceStrategy("cpu:0")
+    raise SystemExit(f"--strategy: expected none, one-device or multiworker, got {name!r}")
+
+
 def run(build, jit, eager=False):
     """(step_compilation, what the run produced: weights, history, evaluate, predict)."""
     tt.utils.set_random_seed(0)
-    model, x, y, compile_kwargs, fit_kwargs = build(np.random.default_rng(0))
-    model.compile(optimizer=tt.optimizers.Adam(1e-2), jit_compile=jit, run_eagerly=eager,
-                  **compile_kwargs)
+    with STRATEGY.scope() if STRATEGY is not None else contextlib.nullcontext():
+        model, x, y, compile_kwargs, fit_kwargs = build(np.random.default_rng(0))
+        model.compile(optimizer=tt.optimizers.Adam(1e-2), jit_compile=jit, run_eagerly=eager,
+                      **compile_kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         history = model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0,
@@ -545,7 +565,15 @@ def main(argv=None):
                     help="also train each compiled model eagerly (run_eagerly=True) and say "
                          "whether the compiled run gave the same bits (weights, history, "
                          "evaluate, predict)")
+    ap.add_argument("--strategy", default="none",
+                    help="build and compile every model in this strategy: none, one-device, "
+                         "or multiworker (run under mpiexec -n 2: the ranks train each "
+                         "component together; rank 0 prints)")
     args = ap.parse_args(argv)
+    global STRATEGY
+    STRATEGY = make_strategy(args.strategy)
+    if STRATEGY is not None and STRATEGY.extended.worker_index != 0:
+        sys.stdout = open(os.devnull, "w")       # the other ranks train in silence
     print(f"{'category':24s} {'component':42s} {'train':9s} {'test':9s} {'predict':9s} "
           f"{'bits':5s} reason")
     rows = survey(args.only, args.bits)
@@ -561,7 +589,7 @@ def main(argv=None):
     diff = sum(r["bits"] == "DIFF" for r in rows)
     print(f"  {'total':24s} {good:3d} compiled / {len(rows) - good:3d} eager"
           + (f"   ({diff} compiled with other bits than eager)" if args.bits else ""))
-    if args.json:
+    if args.json and (STRATEGY is None or STRATEGY.extended.worker_index == 0):
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
     return 0

@@ -9,7 +9,7 @@ import pytest
 
 pytestmark = pytest.mark.timeout(240)
 
-KINDS = ("mlp", "cnn", "extras", "bn", "noisy", "buckets")
+KINDS = ("mlp", "cnn", "extras", "bn", "noisy", "uneven", "buckets")
 
 
 def check_compiled_equals_eager(got, rank, kind):
@@ -45,6 +45,6 @@ def test_compiled_steps_under_multiworker_equal_eager_steps(mpirun, tmp_path):
         check_buckets_start_in_backward(got[rank], rank)
     # the two workers hold one model (but BatchNormalization's moving statistics: ON_READ,
     # each worker's own until read in cross-replica context, as TF's)
-    for kind in ("mlp", "cnn", "extras", "noisy", "buckets"):
+    for kind in ("mlp", "cnn", "extras", "noisy", "uneven", "buckets"):
         assert got[0][f"{kind}_compiled_final"].tobytes() == \
             got[1][f"{kind}_compiled_final"].tobytes(), kind

@@ -84,8 +84,11 @@ def main():
     rank, _ = rank_and_size()
     strategy = tt.distribute.MultiWorkerMirroredStrategy()
     out = {}
+    # "uneven": 319 samples end each epoch on a batch of 31, split 16/15: rank 0's rows have
+    # the full batches' shape but are 16 of 31, not of 32 (the loss's scale differs: the
+    # compiled step must be traced again for them)
     for kind, make, n in (("mlp", mlp, 320), ("cnn", cnn, 320), ("extras", extras, 320),
-                          ("bn", bn_mlp, 315), ("noisy", noisy, 315)):
+                          ("bn", bn_mlp, 315), ("noisy", noisy, 315), ("uneven", mlp, 319)):
         for eager in (False, True):
             # jit_compile=True: the compiled runs fail rather than run eagerly unnoticed
             run(make, kind, strategy, eager, out, f"{kind}_{'eager' if eager else 'compiled'}",
