@@ -343,3 +343,18 @@ def test_backend_random_in_a_compiled_function_is_drawn_at_every_call():
         warnings.simplefilter("ignore")
         a, b = np.asarray(f(x)), np.asarray(f(x))
     assert not np.array_equal(a, b)
+
+
+def test_a_host_called_augmentation_owns_its_result():
+    # RandomCrop's training result is a view of its input; as a host call of a compiled
+    # program it must be a copy (the program may reuse a dead input's buffer while the view
+    # is still read)
+    from tnp_train.layers.experimental.preprocessing import image
+    P = L.experimental.preprocessing
+    x = tnp.asarray(np.arange(2 * 8 * 8 * 1, dtype=np.float32).reshape(2, 8, 8, 1))
+    for layer, hw in ((P.RandomCrop(6, 6), 6), (P.RandomCrop(8, 8), 8), (P.RandomFlip(), 8)):
+        eager = type(layer).call(layer, x, training=True)
+        tt.utils.set_random_seed(0)
+        out = image._call_now(type(layer).call.eager_call, layer, x, True)
+        assert not np.may_share_memory(out, np.asarray(x)), layer.name
+        assert out.shape == (2, hw, hw, 1) and np.asarray(eager).shape == out.shape

@@ -74,11 +74,16 @@ def _drawn_on_host(call):
     traced_or_now.__name__ = call.__name__
     traced_or_now.__qualname__ = call.__qualname__
     traced_or_now.__doc__ = call.__doc__
+    traced_or_now.eager_call = call          # the layer's own call, which the host call makes
     return traced_or_now
 
 
 def _call_now(call, layer, inputs, training):
-    return _backend(call(layer, tnp.asarray(inputs), training))
+    x = tnp.asarray(inputs)
+    out = _backend(call(layer, x, training))
+    # a host call's result must own its memory: the compiled program may reuse the buffer of
+    # an input it holds as dead (RandomCrop's training result is a view of its input)
+    return out.copy() if _np.may_share_memory(out, _backend(x)) else out
 
 
 class _RandomLayer(_ImageLayer):
