@@ -63,33 +63,46 @@ def test_mirrored_replicas_each_get_their_own_aggregator():
     assert opt.gradient_aggregator is s.extended.gradient_aggregator(opt)
 
 
-def test_riders_are_summed_with_each_steps_gradients():
-    # two workers on threads, each with its own AllReduceGradients over a thread group; a rider
-    # sums each worker's count with every step's gradients, and sees the sum after the step
-    group = coll.ThreadGroup(2, timeout_seconds=20)
-    got, errors = [[], []], []
+def on_two_threads(group, body, *args, timeout=30):
+    """``body(rank, *args)`` for ranks 0 and 1 of ``group``, each on a thread; a failure aborts
+    that rank's member (the other one's collectives then fail instead of waiting) and is raised
+    here, as is a thread still running after ``timeout`` seconds."""
+    errors = []
 
-    def body(rank):
+    def run(rank):
         try:
-            comm = group.member(rank)
-            agg = AllReduceGradients(comm, 2)
-            counts = np.zeros(1, np.float64)
-            assert agg.add_rider(lambda: [counts], got[rank].append, name="count")
-            v = tt.Variable(np.ones(3, "float32"), name="w")
-            opt = tt.optimizers.SGD(0.1, gradient_aggregator=agg)
-            for step in range(3):
-                counts[0] = (rank + 1) * (step + 1)
-                opt.minimize(lambda: tnp.sum(v * v), [v])
+            body(rank, *args)
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
             group.member(rank).abort()
 
-    threads = [threading.Thread(target=body, args=(r,)) for r in range(2)]
+    threads = [threading.Thread(target=run, args=(r,)) for r in range(2)]
     for t in threads:
         t.start()
     for t in threads:
-        t.join(30)
+        t.join(timeout)
     assert not errors, errors
+    assert not any(t.is_alive() for t in threads), "a worker thread did not end"
+
+
+def test_riders_are_summed_with_each_steps_gradients():
+    # two workers on threads, each with its own AllReduceGradients over a thread group; a rider
+    # sums each worker's count with every step's gradients, and sees the sum after the step
+    group = coll.ThreadGroup(2, timeout_seconds=20)
+    got = [[], []]
+
+    def body(rank):
+        comm = group.member(rank)
+        agg = AllReduceGradients(comm, 2)
+        counts = np.zeros(1, np.float64)
+        assert agg.add_rider(lambda: [counts], got[rank].append, name="count")
+        v = tt.Variable(np.ones(3, "float32"), name="w")
+        opt = tt.optimizers.SGD(0.1, gradient_aggregator=agg)
+        for step in range(3):
+            counts[0] = (rank + 1) * (step + 1)
+            opt.minimize(lambda: tnp.sum(v * v), [v])
+
+    on_two_threads(group, body)
     # the first step reduces at once and lays the buckets out; the riders ride from the second
     for rank in range(2):
         assert [float(s[0][0]) for s in got[rank]] == [6.0, 9.0]
@@ -101,37 +114,28 @@ def test_riders_of_the_gradients_dtype_travel_in_the_last_bucket():
     # float64 rider beside it still gets the sums, in a round of its own
     group = coll.ThreadGroup(2, timeout_seconds=20)
     got = [{"f32": [], "f64": []}, {"f32": [], "f64": []}]
-    rounds, errors = [[], []], []
+    rounds = [[], []]
 
     def body(rank):
-        try:
-            comm = group.member(rank)
-            agg = AllReduceGradients(comm, 2, bucket_bytes=64)
-            state = np.zeros(2, np.float32)
-            wide = np.zeros(1, np.float64)
-            assert agg.add_rider(lambda: [state], got[rank]["f32"].append, name="f32")
-            v = tt.Variable(np.ones(3, "float32"), name="w")
-            u = tt.Variable(np.ones((4, 5), "float32"), name="u")   # a second bucket
-            opt = tt.optimizers.SGD(0.1, gradient_aggregator=agg)
-            for step in range(4):
-                if step == 2:
-                    assert agg.add_rider(lambda: [wide], got[rank]["f64"].append, name="f64")
-                state[:] = [(rank + 1) * (step + 1), 1]
-                wide[0] = 0.5 * (rank + 1)
-                seen = []
-                with coll.events.subscribe(seen.append):
-                    opt.minimize(lambda: tnp.sum(v * v) + tnp.sum(u * u), [v, u])
-                rounds[rank].append([e["bytes"] for e in seen if e["rank"] == rank])
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-            group.member(rank).abort()
+        comm = group.member(rank)
+        agg = AllReduceGradients(comm, 2, bucket_bytes=64)
+        state = np.zeros(2, np.float32)
+        wide = np.zeros(1, np.float64)
+        assert agg.add_rider(lambda: [state], got[rank]["f32"].append, name="f32")
+        v = tt.Variable(np.ones(3, "float32"), name="w")
+        u = tt.Variable(np.ones((4, 5), "float32"), name="u")   # a second bucket
+        opt = tt.optimizers.SGD(0.1, gradient_aggregator=agg)
+        for step in range(4):
+            if step == 2:
+                assert agg.add_rider(lambda: [wide], got[rank]["f64"].append, name="f64")
+            state[:] = [(rank + 1) * (step + 1), 1]
+            wide[0] = 0.5 * (rank + 1)
+            seen = []
+            with coll.events.subscribe(seen.append):
+                opt.minimize(lambda: tnp.sum(v * v) + tnp.sum(u * u), [v, u])
+            rounds[rank].append([e["bytes"] for e in seen if e["rank"] == rank])
 
-    threads = [threading.Thread(target=body, args=(r,)) for r in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    assert not errors, errors
+    on_two_threads(group, body)
     for rank in range(2):
         # the first step reduces at once (one round) and lays the buckets out; then two
         # buckets, the float32 rider at the end of the second; the float64 one adds a round
@@ -155,49 +159,40 @@ def test_the_update_is_applied_bucket_by_bucket_with_the_ordinary_steps_bits():
     # two workers on threads: each bucket's variables are updated as soon as its sums are in
     # (the last layer's first: the buckets' order), to the same bits as the ordinary step
     group = coll.ThreadGroup(2, timeout_seconds=30)
-    results, errors = {}, []
+    results = {}
     rng = np.random.default_rng(8)
     xs = [rng.normal(size=(6, 5)).astype("float32") for _ in range(2)]
 
     def body(rank, kind, make_opt):
-        try:
-            comm = group.member(rank)
-            agg = (AllReduceGradients if kind == "buckets" else _Ordinary)(comm, 2,
-                                                                          bucket_bytes=64)
-            layers = [tt.layers.Dense(4, activation="tanh", name="a"),
-                      tt.layers.Dense(3, name="b")]
-            x = tnp.asarray(xs[rank])
-            layers[1](layers[0](x))
-            variables = layers[0].trainable_weights + layers[1].trainable_weights
-            init = np.random.default_rng(4)     # the same start on both workers
-            for v in variables:
-                v.assign(init.normal(size=tuple(v.shape)).astype("float32"))
-            opt = make_opt(agg)
-            order = []
-            plain = opt.update_step
+        comm = group.member(rank)
+        agg = (AllReduceGradients if kind == "buckets" else _Ordinary)(comm, 2,
+                                                                      bucket_bytes=64)
+        layers = [tt.layers.Dense(4, activation="tanh", name="a"),
+                  tt.layers.Dense(3, name="b")]
+        x = tnp.asarray(xs[rank])
+        layers[1](layers[0](x))
+        variables = layers[0].trainable_weights + layers[1].trainable_weights
+        init = np.random.default_rng(4)     # the same start on both workers
+        for v in variables:
+            v.assign(init.normal(size=tuple(v.shape)).astype("float32"))
+        opt = make_opt(agg)
+        order = []
+        plain = opt.update_step
 
-            def update_step(g, v, lr):
-                order.append(v.name)
-                return plain(g, v, lr)
-            opt.update_step = update_step
-            for _ in range(3):
-                del order[:]
-                opt.minimize(lambda: tnp.sum(layers[1](layers[0](x)) ** 2), variables)
-            results[kind, rank] = ([v.numpy().copy() for v in variables], list(order))
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-            group.member(rank).abort()
+        def update_step(g, v, lr):
+            order.append(v.name)
+            return plain(g, v, lr)
+        opt.update_step = update_step
+        for _ in range(3):
+            del order[:]
+            opt.minimize(lambda: tnp.sum(layers[1](layers[0](x)) ** 2), variables)
+        results[kind, rank] = ([v.numpy().copy() for v in variables], list(order))
 
     for name, make_opt in (("sgd", lambda a: tt.optimizers.SGD(0.1, momentum=0.9,
                                                                 gradient_aggregator=a)),
                            ("adam", lambda a: tt.optimizers.Adam(0.01, gradient_aggregator=a))):
         for kind in ("buckets", "ordinary"):
-            threads = [threading.Thread(target=body, args=(r, kind, make_opt)) for r in range(2)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(40)
-            assert not errors, errors
+            on_two_threads(group, body, kind, make_opt, timeout=40)
         for rank in range(2):
             got, order = results["buckets", rank]
             want, ordinary_order = results["ordinary", rank]

@@ -11,9 +11,7 @@ import numpy as np
 import pytest
 
 import tnp_train as tt
-from tnp_train.profiler import session
-from tnp_train.profiler.experimental import Profile, stop
-from tnp_train.utils import tracing
+from tnp_train.profiler.experimental import Profile
 
 import trace_checks as tc
 
@@ -26,12 +24,7 @@ Y = RNG.integers(0, 3, 64)
 STEPS = 4                    # 64 samples, global batch 16
 
 
-@pytest.fixture(autouse=True)
-def no_profiler_left():
-    yield
-    if session.is_running():
-        stop(save=False)
-    assert tracing.get_recorder() is None
+pytestmark = pytest.mark.usefixtures("no_profiler_left")   # conftest.py
 
 
 class _LateRank(tt.callbacks.Callback):

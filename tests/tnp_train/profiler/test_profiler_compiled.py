@@ -7,7 +7,7 @@ import pytest
 
 import tnp_train as tt
 import tnp_train.callbacks.tensorboard as tb_mod
-from tnp_train.profiler import report, session
+from tnp_train.profiler import report
 from tnp_train.profiler.experimental import ProfilerOptions, start, stop
 from tnp_train.utils import tracing
 
@@ -19,12 +19,7 @@ Y = RNG.integers(0, 3, 64)
 STEPS = 8                     # batch_size=8: 8 steps per epoch
 
 
-@pytest.fixture(autouse=True)
-def no_profiler_left():
-    yield
-    if session.is_running():
-        stop(save=False)
-    assert tracing.get_recorder() is None
+pytestmark = pytest.mark.usefixtures("no_profiler_left")   # conftest.py
 
 
 def _model():

@@ -8,8 +8,7 @@ import pytest
 import tnp_train as tt
 import tnp_train.callbacks.tensorboard as tb_mod
 from tnp_train.profiler import session
-from tnp_train.profiler.experimental import Profile, ProfilerOptions, stop
-from tnp_train.utils import tracing
+from tnp_train.profiler.experimental import Profile, ProfilerOptions
 
 import trace_checks as tc
 
@@ -18,12 +17,7 @@ X = RNG.standard_normal((48, 6)).astype("float32")
 Y = RNG.integers(0, 3, 48)
 
 
-@pytest.fixture(autouse=True)
-def no_profiler_left():
-    yield
-    if session.is_running():
-        stop(save=False)
-    assert tracing.get_recorder() is None
+pytestmark = pytest.mark.usefixtures("no_profiler_left")   # conftest.py
 
 
 def _model(run_eagerly=None):

@@ -20,12 +20,7 @@ import trace_checks as tc
 P = tt.profiler.experimental
 
 
-@pytest.fixture(autouse=True)
-def no_profiler_left():
-    yield
-    if session.is_running():      # a failed test must not leave the next one a profiler
-        stop(save=False)
-    assert tracing.get_recorder() is None
+pytestmark = pytest.mark.usefixtures("no_profiler_left")   # conftest.py
 
 
 def _one_run(logdir):
